@@ -1,0 +1,231 @@
+import { HarnessError } from '../errors/harness-error.js'
+import { deepFreeze } from '../json/lossless.js'
+import { LlmError, RETRYABLE_CODES, normalizeLlmFailure } from './llm-error.js'
+import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, RetryPolicy, StreamChunk } from './types.js'
+
+/** Retry policy used for adapters that declare none. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxRetries: 5,
+  retryableCodes: RETRYABLE_CODES,
+  initialDelayMs: 500,
+  maxDelayMs: 10_000,
+  jitterRatio: 0.1,
+})
+
+/**
+ * A call prepared against one exact adapter registration: defaults materialised, the adapter pinned (so a
+ * re-registration between prepare and dispatch cannot mix two adapters), usable once.
+ */
+export interface PreparedCall {
+  /** The effective config (frozen), defaults filled in. */
+  readonly config: LlmCallConfig
+  /** Exactly the fields the adapter filled in. */
+  readonly adapterDefaults: AdapterDefaults
+  /** The registration's retry policy. */
+  readonly retryPolicy: RetryPolicy
+  /** The model's capacity, when the adapter knows it. */
+  readonly context?: { readonly contextWindow: number }
+  /** Streams the request through `llm/stream` to the pinned adapter. Once only, same config only. */
+  stream(request: GenerateOptions): AsyncIterable<StreamChunk>
+}
+
+/** The `llm/stream` middleware chain the registry runs every request through (wired to the hook bus). */
+export type StreamMiddleware = (
+  request: GenerateOptions,
+  terminal: (request: GenerateOptions) => AsyncIterable<StreamChunk>,
+) => Promise<AsyncIterable<StreamChunk>>
+
+/** The adapter registry and request runtime (`harness.llm`). */
+export class LlmRegistry {
+  readonly #adapters = new Map<string, LlmAdapter>()
+  readonly #middleware: StreamMiddleware
+
+  /** @param middleware - wraps every request (the `llm/stream` waterfall); default: none */
+  constructor(middleware?: StreamMiddleware) {
+    this.#middleware = middleware ?? (async (request, terminal) => terminal(request))
+  }
+
+  /**
+   * Registers an adapter for its `provider` route; returns a disposer.
+   * @throws HarnessError `INVALID_ADAPTER` for a malformed adapter, `DUPLICATE_ADAPTER` when the route is taken
+   */
+  register(adapter: LlmAdapter): () => void {
+    if (typeof adapter !== 'object' || adapter === null || typeof adapter.stream !== 'function') {
+      throw new HarnessError('an adapter needs a stream(request) method', 'INVALID_ADAPTER')
+    }
+    if (typeof adapter.provider !== 'string' || adapter.provider === '') {
+      throw new HarnessError('an adapter needs a non-empty provider name', 'INVALID_ADAPTER')
+    }
+    if (this.#adapters.has(adapter.provider)) {
+      throw new HarnessError(`an adapter for provider '${adapter.provider}' is already registered`, 'DUPLICATE_ADAPTER')
+    }
+    this.#adapters.set(adapter.provider, adapter)
+    return () => {
+      if (this.#adapters.get(adapter.provider) === adapter) this.#adapters.delete(adapter.provider)
+    }
+  }
+
+  /** The adapter serving `provider`, if any. */
+  adapter(provider: string): LlmAdapter | undefined {
+    return this.#adapters.get(provider)
+  }
+
+  /** Registered provider names. */
+  providers(): string[] {
+    return [...this.#adapters.keys()]
+  }
+
+  /**
+   * Resolves `config` against its adapter: fills `maxTokens` from the model's default when absent and
+   * validates or fills `reasoningEffort`. Unknown models pass through with no defaults.
+   * @throws LlmError `NO_ADAPTER`; HarnessError `UNSUPPORTED_REASONING_EFFORT`, `INVALID_CONFIG`
+   */
+  async prepareCall(config: LlmCallConfig, signal?: AbortSignal): Promise<PreparedCall> {
+    signal?.throwIfAborted()
+    if (typeof config.provider !== 'string' || config.provider === '' || typeof config.model !== 'string' || config.model === '') {
+      throw new HarnessError('a request needs a provider and a model', 'INVALID_CONFIG')
+    }
+    const adapter = this.#adapters.get(config.provider)
+    if (adapter === undefined) {
+      throw new LlmError({ message: `no adapter is registered for provider '${config.provider}'`, code: 'NO_ADAPTER' })
+    }
+    const info: ModelInfo | undefined = adapter.resolveModel?.(config.model)
+    const effective: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = { ...config }
+    const defaults: { -readonly [K in keyof AdapterDefaults]: AdapterDefaults[K] } = {}
+    if (effective.maxTokens === undefined && info?.defaultMaxTokens !== undefined) {
+      effective.maxTokens = info.defaultMaxTokens
+      defaults.maxTokens = true
+    }
+    if (info !== undefined) {
+      const efforts = info.reasoningEfforts
+      if (effective.reasoningEffort !== undefined && (efforts === undefined || !efforts.includes(effective.reasoningEffort))) {
+        throw new HarnessError(
+          `model '${config.model}' of '${config.provider}' does not accept reasoning effort '${effective.reasoningEffort}'` +
+            (efforts === undefined ? ' (it takes none)' : ` (accepted: ${efforts.join(', ')})`),
+          'UNSUPPORTED_REASONING_EFFORT',
+        )
+      }
+      if (effective.reasoningEffort === undefined && info.defaultReasoningEffort !== undefined) {
+        effective.reasoningEffort = info.defaultReasoningEffort
+        defaults.reasoningEffort = true
+      }
+    }
+    const frozenConfig = deepFreeze(effective)
+    let used = false
+    const prepared: PreparedCall = {
+      config: frozenConfig,
+      adapterDefaults: Object.freeze(defaults),
+      retryPolicy: adapter.retryPolicy ?? DEFAULT_RETRY_POLICY,
+      ...(info?.contextWindow !== undefined ? { context: Object.freeze({ contextWindow: info.contextWindow }) } : {}),
+      stream: (request) => {
+        if (used) throw new HarnessError('a prepared call can be streamed once only', 'INVALID_PREPARED_CALL')
+        if (!callConfigEquals(request, frozenConfig)) {
+          throw new HarnessError('the request does not match the prepared call config', 'INVALID_PREPARED_CALL')
+        }
+        used = true
+        return this.#run(request, adapter)
+      },
+    }
+    return Object.freeze(prepared)
+  }
+
+  /** Streams a request through `llm/stream` to whichever adapter serves its provider at dispatch time. */
+  stream(request: GenerateOptions): AsyncIterable<StreamChunk> {
+    return this.#run(request, undefined)
+  }
+
+  #run(request: GenerateOptions, pinned: LlmAdapter | undefined): AsyncIterable<StreamChunk> {
+    const terminal = (req: GenerateOptions): AsyncIterable<StreamChunk> => {
+      const adapter = pinned ?? this.#adapters.get(req.provider)
+      if (adapter === undefined) {
+        return single(failureFinish({ message: `no adapter is registered for provider '${req.provider}'`, code: 'NO_ADAPTER' }, req.signal))
+      }
+      return guardAdapter(adapter, this.#withoutForeignReplayState(req, adapter))
+    }
+    const middleware = this.#middleware
+    return {
+      [Symbol.asyncIterator]() {
+        let inner: AsyncIterator<StreamChunk> | undefined
+        return {
+          async next() {
+            inner ??= (await middleware(request, terminal))[Symbol.asyncIterator]()
+            return inner.next()
+          },
+          async return() {
+            await inner?.return?.()
+            return { done: true, value: undefined }
+          },
+        }
+      },
+    }
+  }
+
+  /** Replay state is adapter-private: strip it from history produced by another adapter. */
+  #withoutForeignReplayState(request: GenerateOptions, target: LlmAdapter): GenerateOptions {
+    const foreign = (m: Message): boolean =>
+      m.source.kind === 'model' && m.source.replayState !== undefined && this.#adapters.get(m.source.provider) !== target
+    if (!request.messages.some(foreign)) return request
+    const messages = request.messages.map((m) => {
+      if (!foreign(m) || m.source.kind !== 'model') return m
+      const { replayState: _dropped, ...source } = m.source
+      return { ...m, source }
+    })
+    return { ...request, messages }
+  }
+}
+
+/** Field-wise equality of two call configs (`stop` element by element). */
+export function callConfigEquals(a: LlmCallConfig, b: LlmCallConfig): boolean {
+  if (a.provider !== b.provider || a.model !== b.model || a.reasoningEffort !== b.reasoningEffort) return false
+  if (a.temperature !== b.temperature || a.maxTokens !== b.maxTokens) return false
+  const sa = a.stop
+  const sb = b.stop
+  if (sa === undefined || sb === undefined) return sa === sb
+  return sa.length === sb.length && sa.every((s, i) => s === sb[i])
+}
+
+/** The terminal chunk that reports a failure in-band: `aborted` when the signal fired or the code is ABORTED. */
+export function failureFinish(failure: LlmFailure, signal: AbortSignal | undefined): StreamChunk {
+  const aborted = signal?.aborted === true || failure.code === 'ABORTED'
+  return aborted
+    ? { type: 'finish', reason: { kind: 'aborted', failure: failure.code === 'ABORTED' ? failure : { message: failure.message, code: 'ABORTED' } } }
+    : { type: 'finish', reason: { kind: 'error', failure } }
+}
+
+async function* single(chunk: StreamChunk): AsyncGenerator<StreamChunk> {
+  yield chunk
+}
+
+/** Converts every throw of the adapter (creation, iteration) into one terminal in-band finish chunk. */
+async function* guardAdapter(adapter: LlmAdapter, request: GenerateOptions): AsyncGenerator<StreamChunk> {
+  let iterator: AsyncIterator<StreamChunk>
+  try {
+    iterator = adapter.stream(request)[Symbol.asyncIterator]()
+  } catch (error) {
+    yield failureFinish(normalizeLlmFailure(error), request.signal)
+    return
+  }
+  let done = false
+  try {
+    for (;;) {
+      let result: IteratorResult<StreamChunk>
+      try {
+        result = await iterator.next()
+      } catch (error) {
+        done = true
+        yield failureFinish(normalizeLlmFailure(error), request.signal)
+        return
+      }
+      if (result.done === true) {
+        done = true
+        return
+      }
+      yield result.value
+      // Nothing may follow a finish; return() below lets the adapter release its connection.
+      if (result.value.type === 'finish') return
+    }
+  } finally {
+    // Consumer stopped early (cancel): let the adapter close its socket.
+    if (!done) await iterator.return?.()
+  }
+}
