@@ -1,7 +1,57 @@
 /**
  * ledgerloop — an agent harness whose every model request is rebuildable from a durable session log.
+ *
+ * Start with {@link createHarness}; see README.md and docs/ for a tour.
  * @packageDocumentation
  */
 export { HarnessError, InvariantError, errorChain } from './errors/harness-error.js'
 export { checkJsonSnapshot, deepFreeze, isJsonValue, snapshotJson, snapshotJsonValue } from './json/lossless.js'
 export type { JsonIssue, JsonObject, JsonSnapshotResult, JsonValue } from './json/lossless.js'
+
+export { createHookBus } from './hooks/hook-bus.js'
+export type { HookBus, HookBusOptions, Plugin, ScopedHooks } from './hooks/hook-bus.js'
+export type { EmitHook, GuardHook, HookRegistrar, ListenerErrorReporter, ListenerOf, OnOptions, SerialHook, WaterfallHook, WaterfallNext } from './hooks/types.js'
+
+export type * from './llm/types.js'
+export { BlockAssembler } from './llm/block-assembler.js'
+export { StreamGrammar } from './llm/stream-grammar.js'
+export { LlmError, LlmFailureCode, RETRYABLE_CODES, isLlmFailure, normalizeLlmFailure } from './llm/llm-error.js'
+export type { LlmErrorInit } from './llm/llm-error.js'
+export { createAssistantMessage, createToolResultMessage, createUserMessage, isToolResultMessage } from './llm/messages.js'
+export { DEFAULT_RETRY_POLICY, LlmRegistry, callConfigEquals } from './llm/registry.js'
+export type { PreparedCall, StreamMiddleware } from './llm/registry.js'
+export { scriptedAdapter, scriptChunks } from './llm/adapters/scripted.js'
+export type { ScriptStep, ScriptedAdapter, ScriptedAdapterOptions } from './llm/adapters/scripted.js'
+
+export type { CancelCause, CoreEventData, CoreEventType, RequestHeader, SessionEvent, SurfaceOp, TurnEndReason } from './session/events.js'
+export { KNOWN_EVENT_TYPES, SURFACE_TYPES } from './session/events.js'
+export { Session, SESSION_FORMAT_VERSION } from './session/session.js'
+export type { AppendOptions, SessionHeader, SessionOptions, SessionWiring } from './session/session.js'
+export { canonicalHeader, foldRequestHeader, headerEquals } from './session/request-header.js'
+export { foldMessages } from './session/surface.js'
+export { closerEvents, interruptedTurnClosers } from './session/repair.js'
+export { LogGrammar } from './session/log-grammar.js'
+export { verifySessionLog } from './session/verify.js'
+export type { VerifyResult } from './session/verify.js'
+export { foldSession } from './session/fold.js'
+
+export { defineTool } from './tools/define-tool.js'
+export type { DefinedTool } from './tools/define-tool.js'
+export { ToolRegistry } from './tools/tool-registry.js'
+export type { JsonSchema, ToolAgentRef, ToolContext, ToolDefinition, ToolOutput, ToolParameters } from './tools/types.js'
+
+export { createHarness } from './agent/harness.js'
+export type { Harness, HarnessOptions } from './agent/harness.js'
+export { Agent } from './agent/agent.js'
+export type { AgentContext, AgentOptions } from './agent/agent.js'
+export type { ApprovalDecision, LedgerHooks, PreStepDecision, PreToolDecision, RequestErrorAction, ToolCall, ToolCallResult } from './agent/hook-types.js'
+export { PromptRegistry, joinContextSections } from './agent/prompt.js'
+export type { PromptAssembly, PromptContext, PromptPart, PromptText } from './agent/prompt.js'
+export { RUNTIME_CONTEXT_PLUGIN } from './agent/runtime-context.js'
+export { currentInitiator } from './agent/initiator.js'
+export { isLoopRequest } from './agent/loop-request.js'
+export { invariantPlugin } from './agent/invariant.js'
+export type { InvariantOptions } from './agent/invariant.js'
+
+export { MemoryStore } from './store/memory-store.js'
+export type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './store/types.js'

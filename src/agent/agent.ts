@@ -1,0 +1,463 @@
+import { HarnessError, errorChain } from '../errors/harness-error.js'
+import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
+import { deepFreeze, snapshotJson } from '../json/lossless.js'
+import { BlockAssembler } from '../llm/block-assembler.js'
+import { LlmError } from '../llm/llm-error.js'
+import { createAssistantMessage, toUserMessage } from '../llm/messages.js'
+import type { LlmRegistry, PreparedCall } from '../llm/registry.js'
+import type { GenerateOptions, LlmCallConfig, LlmFailure, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
+import type { CancelCause, SessionEvent, TurnEndReason } from '../session/events.js'
+import { canonicalHeader, headerEquals, requestProposal } from '../session/request-header.js'
+import type { Session } from '../session/session.js'
+import type { ToolRegistry } from '../tools/tool-registry.js'
+import type { SessionWriter } from '../store/types.js'
+import type { LedgerHooks, PreStepDecision } from './hook-types.js'
+import { Inbox, type InboxTarget } from './inbox.js'
+import { runWithInitiator } from './initiator.js'
+import { markLoopRequest } from './loop-request.js'
+import { joinContextSections, PromptRegistry, type PromptAssembly } from './prompt.js'
+import { RuntimeContextProjection } from './runtime-context.js'
+import { executeToolCalls } from './tool-calls.js'
+
+/** Options of an agent (`harness.createAgent`). */
+export interface AgentOptions {
+  /** Adapter route, e.g. `deepseek`. */
+  readonly provider: string
+  /** Model name passed to the adapter. */
+  readonly model: string
+  /** Output token limit for every request (default: the model's). */
+  readonly maxTokens?: number
+  /** Session id (default: a random UUID). */
+  readonly sessionId?: string
+  /** Working directory (the `{{cwd}}` prompt variable; default `process.cwd()`). */
+  readonly cwd?: string
+}
+
+/** What an agent needs from its harness. */
+export interface AgentRuntime {
+  readonly hooks: HookBus<LedgerHooks>
+  readonly llm: LlmRegistry
+  readonly tools: ToolRegistry
+  readonly prompt: PromptRegistry
+  readonly writer: SessionWriter
+  readonly maxParallelToolCalls: number
+  /** Called once the agent is disposed. */
+  readonly onDisposed?: (agent: Agent) => void
+}
+
+/** Per-agent seams (`agent.ctx`): hooks and prompt parts that apply to this agent only. */
+export interface AgentContext {
+  readonly hooks: ScopedHooks<LedgerHooks>
+  readonly prompt: PromptRegistry
+}
+
+type Phase =
+  | { readonly kind: 'idle'; readonly lastTurn: number }
+  | { kind: 'running'; abort: AbortController; turn: number; step: number; wakeRequested: boolean }
+
+type StepEnd = { readonly kind: 'completed' } | { readonly kind: 'max-tokens' } | null
+
+interface EnteredStep {
+  readonly kind: 'enter'
+  readonly messages: readonly UserMessage[]
+  readonly system: string
+  readonly tools: readonly ToolSchema[]
+}
+
+/**
+ * An agent: a session log plus the loop that drives it (the seed's Turn/Step/Loop state machine). Read top to
+ * bottom: send → wake → kick → turn → preStep → step → buildRequest.
+ */
+export class Agent {
+  /** Agent id (= session id). */
+  readonly id: string
+  /** The session log. */
+  readonly session: Session
+  /** The inbox (projected from the log). */
+  readonly inbox: Inbox
+  /** Hooks and prompt parts scoped to this agent. */
+  readonly ctx: AgentContext
+  /** The options it was created with. */
+  readonly options: AgentOptions
+  readonly #rt: AgentRuntime
+  readonly #runtimeContext: RuntimeContextProjection
+  #phase: Phase
+  #activity: Promise<void> = Promise.resolve()
+  #headerLogged = false
+  #disposed: Promise<void> | undefined
+
+  /** @internal Built by the harness (`createAgent` / `resumeAgent`). */
+  constructor(session: Session, options: AgentOptions, runtime: AgentRuntime) {
+    this.id = session.id
+    this.session = session
+    this.options = options
+    this.#rt = runtime
+    const hooks = runtime.hooks
+    this.inbox = new Inbox(session, {
+      inserted: (message) => hooks.emit('agent/inbox/inserted', { agent: this, message }, this.id),
+      discarded: (message) => hooks.emit('agent/inbox/discarded', { agent: this, message }, this.id),
+      claimed: (message, turn) => hooks.emit('agent/inbox/claimed', { agent: this, message, turn }, this.id),
+    })
+    this.ctx = { hooks: hooks.scoped(this.id), prompt: new PromptRegistry() }
+    this.#runtimeContext = new RuntimeContextProjection(session)
+    this.#phase = { kind: 'idle', lastTurn: session.lastTurn }
+  }
+
+  /** `running` while the driver works, else `idle`. */
+  get status(): 'idle' | 'running' {
+    return this.#phase.kind === 'running' ? 'running' : 'idle'
+  }
+
+  /** Queues input for a new turn and wakes the driver. */
+  followup(input: string | UserMessage): void {
+    this.#send(toUserMessage(input), 'next-turn', true)
+  }
+
+  /** Queues input for the next step (of the running turn, or a new one) and wakes the driver. */
+  steer(input: string | UserMessage): void {
+    this.#send(toUserMessage(input), 'next-step', true)
+  }
+
+  /** Queues input for the next step without waking the driver. */
+  inject(input: string | UserMessage): void {
+    this.#send(toUserMessage(input), 'next-step', false)
+  }
+
+  /**
+   * Cancels the running turn (it ends `aborted` with the first cause) and, unless `keepInbox`, durably clears
+   * queued input — even when idle.
+   */
+  cancel(cause: CancelCause = { kind: 'user' }, options: { keepInbox?: boolean } = {}): void {
+    if (options.keepInbox !== true) {
+      this.inbox.clear()
+      if (this.#phase.kind === 'running') this.#phase.wakeRequested = false
+    }
+    if (this.#phase.kind === 'running') this.#phase.abort.abort(cause)
+  }
+
+  /** Resolves when the driver is idle (never rejects for turn errors: they are in the log). */
+  async whenIdle(): Promise<void> {
+    for (;;) {
+      const current = this.#activity
+      await current
+      if (current === this.#activity) return
+    }
+  }
+
+  /** Cancels with `{kind:'disposed'}`, waits for the driver, flushes and releases the session. */
+  dispose(): Promise<void> {
+    this.#disposed ??= (async () => {
+      this.cancel({ kind: 'disposed' })
+      await this.whenIdle()
+      this.ctx.hooks.dispose()
+      await this.#rt.writer.close()
+      this.#rt.onDisposed?.(this)
+    })()
+    return this.#disposed
+  }
+
+  /** @internal Follows this agent's own log (runtime-context retention). */
+  observe(event: SessionEvent): void {
+    this.#runtimeContext.observe(event)
+  }
+
+  #send(message: UserMessage, target: InboxTarget, wakeup: boolean): void {
+    if (this.#disposed !== undefined) throw new HarnessError(`agent '${this.id}' is disposed`, 'AGENT_DISPOSED')
+    // Steering sent into a dying turn becomes its own turn (decided before inserting, §2.5).
+    const wakingAfterAbort = wakeup && this.#phase.kind === 'running' && this.#phase.abort.signal.aborted
+    this.inbox.append(wakingAfterAbort ? 'next-turn' : target, message)
+    if (wakeup) this.#wake(wakingAfterAbort)
+  }
+
+  #wake(afterAbort = false): void {
+    const phase = this.#phase
+    if (phase.kind === 'running') {
+      // A live driver sees new work itself; only a dying one must be told to come back.
+      const reason = phase.abort.signal.reason as CancelCause | undefined
+      if (afterAbort && reason?.kind !== 'disposed') phase.wakeRequested = true
+      return
+    }
+    this.#setPhase({ kind: 'running', abort: new AbortController(), turn: phase.lastTurn, step: 0, wakeRequested: false })
+    this.#activity = runWithInitiator(this, () => this.#kick())
+  }
+
+  async #kick(): Promise<void> {
+    try {
+      while (await this.#turn()) {
+        /* each iteration is one turn */
+      }
+    } catch {
+      // Already reported through agent/error and recorded in turn/end, or a cancellation.
+    } finally {
+      const phase = this.#phase
+      if (phase.kind === 'running') {
+        this.#setPhase({ kind: 'idle', lastTurn: phase.turn })
+        if (phase.wakeRequested && this.inbox.hasPending) this.#wake()
+      }
+    }
+  }
+
+  async #turn(): Promise<boolean> {
+    const phase = this.#running()
+    const signal = phase.abort.signal
+    signal.throwIfAborted()
+    const turn = phase.turn + 1
+    this.#append('turn/start', { turn })
+    phase.turn = turn
+    let turnEnds: TurnEndReason | StepEnd = null
+    let target: InboxTarget = 'next-turn'
+    try {
+      for (;;) {
+        signal.throwIfAborted()
+        const step = phase.step + 1
+        const decision = await this.#preStep(target, turn, step, signal)
+        if (decision.kind === 'reject') {
+          turnEnds = { kind: 'blocked' }
+          return false
+        }
+        // A turn that already has its outcome does not open an extra step for an emptied batch.
+        if (turnEnds !== null && decision.messages.length === 0) break
+        if (phase.step === 0 && decision.messages.length === 0) {
+          turnEnds = { kind: 'completed' }
+          return false
+        }
+        signal.throwIfAborted()
+        this.#append('step/start', { turn, step })
+        phase.step = step
+        let stepEnd: StepEnd
+        try {
+          for (const m of decision.messages) this.#append('user/message', m, 'append')
+          stepEnd = await this.#step(decision, turn, step, signal)
+        } finally {
+          this.#append('step/end', { turn, step })
+        }
+        // max-tokens is sticky for the rest of the turn (§4.3).
+        if (turnEnds?.kind !== 'max-tokens') turnEnds = stepEnd
+        signal.throwIfAborted()
+        if (turnEnds !== null && this.inbox.nextStep.length === 0) {
+          await this.#rt.hooks.serial('agent/turn-stopping', { agent: this, turn, signal }, this.id)
+          signal.throwIfAborted()
+        }
+        if (turnEnds !== null && this.inbox.nextStep.length === 0) break
+        target = 'next-step'
+      }
+    } catch (error) {
+      if (signal.aborted) {
+        turnEnds = { kind: 'aborted', reason: cancelCauseOf(signal.reason) }
+      } else {
+        turnEnds = { kind: 'error', error: failureOf(error) }
+        this.#report(error, turn, phase.step)
+      }
+      throw error
+    } finally {
+      this.#append('turn/end', { turn, reason: turnEnds ?? { kind: 'completed' } })
+      await this.#rt.writer.flush()
+    }
+    if (!this.inbox.hasPending) return false
+    // More queued work: a fresh activity segment (a latch on the old controller goes stale on purpose).
+    phase.abort = new AbortController()
+    phase.wakeRequested = false
+    phase.step = 0
+    return true
+  }
+
+  async #preStep(target: InboxTarget, turn: number, step: number, signal: AbortSignal): Promise<{ kind: 'reject' } | EnteredStep> {
+    const claimed = this.inbox.claim(target, turn)
+    const assembly = this.#assemble(signal)
+    const tools = this.#rt.tools.schemas()
+    const context = this.#runtimeContext.project(joinContextSections(assembly.contexts), assembly.contexts)
+    const decision: PreStepDecision = await this.#rt.hooks.waterfall(
+      'agent/pre-step',
+      { agent: this, messages: claimed, turn, step, signal },
+      // The snapshot is added only by the default: a listener that answers itself drops it for this step.
+      () => ({ kind: 'enter', messages: context !== undefined ? [...claimed, context] : claimed }),
+      this.id,
+    )
+    signal.throwIfAborted()
+    if (decision?.kind === 'reject') return { kind: 'reject' }
+    if (decision?.kind !== 'enter' || !Array.isArray(decision.messages)) {
+      throw new HarnessError(`agent/pre-step returned ${JSON.stringify(decision)}; expected {kind:'reject'} or {kind:'enter', messages}`, 'INVALID_DECISION')
+    }
+    return { kind: 'enter', messages: decision.messages, system: assembly.system, tools }
+  }
+
+  #assemble(signal: AbortSignal): PromptAssembly {
+    const builtins = { cwd: this.options.cwd ?? process.cwd(), provider: this.options.provider, model: this.options.model }
+    return PromptRegistry.assemble([this.#rt.prompt, this.ctx.prompt], { agent: this, signal }, builtins)
+  }
+
+  async #step(entered: EnteredStep, turn: number, step: number, signal: AbortSignal): Promise<StepEnd> {
+    for (let attempt = 1; ; attempt++) {
+      const messages = this.session.deriveMessagesFrozen()
+      const { request, prepared } = await this.#buildRequest(turn, step, entered, messages, signal)
+      const assembler = new BlockAssembler()
+      const chunkSeqs: number[] = []
+      try {
+        const stream = prepared !== undefined ? prepared.stream(request) : this.#rt.llm.stream(request)
+        for await (const chunk of stream) {
+          signal.throwIfAborted()
+          chunkSeqs.push(this.#append('assistant/chunk', { turn, step, chunk }).seq)
+          assembler.push(chunk)
+        }
+        signal.throwIfAborted()
+      } catch (error) {
+        if (signal.aborted) this.#appendInterrupted(assembler, request, chunkSeqs, turn, step)
+        throw error
+      }
+      const finish = assembler.finish
+      if (finish.kind === 'error' || finish.kind === 'aborted') {
+        const action = await this.#rt.hooks.waterfall(
+          'agent/request-error',
+          { agent: this, turn, step, provider: request.provider, failure: finish.failure, retryPolicy: prepared?.retryPolicy, attempt, signal },
+          () => undefined,
+          this.id,
+        )
+        signal.throwIfAborted() // cancel wins over a returned retry
+        if (action?.kind === 'retry') continue
+        throw new LlmError(finish.failure)
+      }
+      const content = assembler.blocks()
+      const source = { kind: 'model' as const, provider: request.provider, model: request.model }
+      const replayState = assembler.replayState()
+      const message = createAssistantMessage(content, replayState !== undefined ? { ...source, replayState } : source)
+      const usage = assembler.usage
+      this.#append('assistant/message', { turn, step, message, ...(usage !== undefined ? { usage } : {}) }, 'append', chunkSeqs)
+      if (finish.kind === 'max-tokens') return { kind: 'max-tokens' } // truncated tool calls were dropped: never run them
+      const calls = content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+      if (calls.length === 0) return { kind: 'completed' }
+      const concluded = await executeToolCalls(
+        {
+          agent: this,
+          session: this.session,
+          hooks: this.#rt.hooks,
+          tools: this.#rt.tools,
+          turn,
+          step,
+          signal,
+          maxParallel: this.#rt.maxParallelToolCalls,
+          flush: () => this.#rt.writer.flush(),
+          acceptContext: (m) => this.inbox.append('next-step', m),
+        },
+        calls,
+      )
+      return concluded ? { kind: 'completed' } : null
+    }
+  }
+
+  #appendInterrupted(assembler: BlockAssembler, request: GenerateOptions, chunkSeqs: number[], turn: number, step: number): void {
+    const content = assembler.interruptedBlocks()
+    if (content.length === 0) return
+    const message = createAssistantMessage(content, { kind: 'model', provider: request.provider, model: request.model })
+    const usage = assembler.usage
+    this.#append('assistant/message', { turn, step, message, interrupted: true, ...(usage !== undefined ? { usage } : {}) }, 'append', chunkSeqs)
+  }
+
+  async #buildRequest(
+    turn: number,
+    step: number,
+    entered: EnteredStep,
+    messages: readonly Message[],
+    signal: AbortSignal,
+  ): Promise<{ request: GenerateOptions; prepared: PreparedCall | undefined }> {
+    const persisted = this.session.requestHeader()
+    const seed = deepFreeze(this.#headerLogged && persisted !== undefined ? requestProposal(persisted) : this.#initialProposal(persisted))
+    const proposed = await this.#rt.hooks.waterfall('agent/request', { agent: this, turn, step, signal }, () => seed, this.id)
+    signal.throwIfAborted()
+    if (typeof proposed?.provider !== 'string' || proposed.provider === '' || typeof proposed.model !== 'string' || proposed.model === '') {
+      throw new HarnessError('agent/request produced a config without provider or model', 'INVALID_CONFIG')
+    }
+    let prepared: PreparedCall | undefined
+    let config: LlmCallConfig
+    try {
+      prepared = await this.#rt.llm.prepareCall(proposed, signal)
+      config = prepared.config
+    } catch (error) {
+      // NO_ADAPTER only: an llm/stream listener may still serve this route; if none does, it fails in-band.
+      if (!(error instanceof LlmError && error.code === 'NO_ADAPTER')) throw error
+      config = snapshotJson(proposed, 'request config') as unknown as LlmCallConfig
+    }
+    signal.throwIfAborted()
+    const header = canonicalHeader({ config, adapterDefaults: prepared?.adapterDefaults, system: entered.system, tools: entered.tools })
+    if (!this.#headerLogged) {
+      this.#append('request/header', { header, reason: persisted === undefined ? 'initial' : 'resume' })
+      this.#headerLogged = true
+    } else if (!headerEquals(header, persisted)) {
+      this.#append('request/header', { header, reason: 'change' })
+    }
+    const window = prepared?.context?.contextWindow
+    const last = this.session.requestContext()
+    if (last === undefined || last.provider !== config.provider || last.model !== config.model || last.contextWindow !== window) {
+      this.#append('request/context', { provider: config.provider, model: config.model, ...(window !== undefined ? { contextWindow: window } : {}) })
+    }
+    // Built from the logged header, so the request is exactly what a fold of the log yields.
+    const logged = this.session.requestHeader() ?? header
+    const request: GenerateOptions = deepFreeze({
+      ...logged.config,
+      messages,
+      ...(logged.system !== undefined ? { system: logged.system } : {}),
+      ...(logged.tools !== undefined ? { tools: logged.tools } : {}),
+      sessionId: this.session.id,
+      signal,
+    })
+    markLoopRequest(request)
+    return { request, prepared }
+  }
+
+  /** First request of this loop instance: options first; an explicit effort survives only on the same route. */
+  #initialProposal(persisted: ReturnType<Session['requestHeader']>): LlmCallConfig {
+    const { provider, model, maxTokens } = this.options
+    const keepEffort =
+      persisted !== undefined &&
+      persisted.config.provider === provider &&
+      persisted.config.model === model &&
+      persisted.config.reasoningEffort !== undefined &&
+      persisted.adapterDefaults?.reasoningEffort !== true
+    return {
+      provider,
+      model,
+      ...(keepEffort ? { reasoningEffort: persisted.config.reasoningEffort as string } : {}),
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
+    }
+  }
+
+  #append(type: string, data: unknown, surfaceOp?: 'append', sourceEventSeqs?: number[]): SessionEvent {
+    if (surfaceOp === undefined) return this.session.append(type, data)
+    return this.session.append(type, data, sourceEventSeqs !== undefined ? { surfaceOp, sourceEventSeqs } : { surfaceOp })
+  }
+
+  #running(): Extract<Phase, { kind: 'running' }> {
+    if (this.#phase.kind !== 'running') throw new HarnessError('the driver is not running', 'INVALID_STATE')
+    return this.#phase
+  }
+
+  #setPhase(next: Phase): void {
+    const changed = (next.kind === 'running') !== (this.#phase.kind === 'running')
+    this.#phase = next
+    if (changed) this.#rt.hooks.emit('agent/status', { agent: this, status: this.status }, this.id)
+  }
+
+  #report(error: unknown, turn: number, step: number): void {
+    this.#rt.hooks.emit('agent/error', { agent: this, turn, step, error }, this.id)
+  }
+}
+
+/** The durable failure of a turn: an LlmError's failure verbatim, anything else UNKNOWN with its chain. */
+function failureOf(error: unknown): LlmFailure {
+  if (error instanceof LlmError) return error.failure
+  const code = error instanceof HarnessError ? error.code : 'UNKNOWN'
+  return { message: errorChain(error), code }
+}
+
+function cancelCauseOf(reason: unknown): CancelCause {
+  const r = reason as { kind?: unknown; reason?: unknown } | undefined
+  switch (r?.kind) {
+    case 'user':
+    case 'parent':
+    case 'disposed':
+      return { kind: r.kind }
+    case 'hook':
+      return { kind: 'hook', reason: typeof r.reason === 'string' ? r.reason : 'cancelled by a hook' }
+    default:
+      return { kind: 'user' }
+  }
+}

@@ -1,0 +1,233 @@
+import { HarnessError } from '../errors/harness-error.js'
+import { createHookBus, type HookBus, type Plugin } from '../hooks/hook-bus.js'
+import type { HookRegistrar, ListenerErrorReporter } from '../hooks/types.js'
+import { LlmRegistry } from '../llm/registry.js'
+import type { LlmAdapter } from '../llm/types.js'
+import type { SessionEvent } from '../session/events.js'
+import { closerEvents } from '../session/repair.js'
+import { Session, SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
+import type { ToolDefinition } from '../tools/types.js'
+import { ToolRegistry } from '../tools/tool-registry.js'
+import { MemoryStore } from '../store/memory-store.js'
+import type { SessionStore, SessionWriter } from '../store/types.js'
+import { Agent, type AgentOptions } from './agent.js'
+import type { LedgerHooks } from './hook-types.js'
+import { PromptRegistry } from './prompt.js'
+
+/** Options of {@link createHarness}. */
+export interface HarnessOptions {
+  /** Where sessions live (default: a new `MemoryStore`). */
+  readonly store?: SessionStore
+  /** Adapters registered at creation. */
+  readonly adapters?: readonly LlmAdapter[]
+  /** Tools registered at creation. */
+  readonly tools?: readonly ToolDefinition<never>[]
+  /** Plugins installed at creation, in order. */
+  readonly plugins?: readonly Plugin<HookRegistrar<LedgerHooks>>[]
+  /** Persona section of the system prompt. */
+  readonly system?: string
+  /** Most concurrency-safe tool bodies running at once per step (default 10). */
+  readonly maxParallelToolCalls?: number
+  /** Where contained listener failures are reported (default: stderr). */
+  readonly onListenerError?: ListenerErrorReporter
+}
+
+/** The harness: registries, hooks, store, and the agents created from them. */
+export interface Harness {
+  /** Register listeners on every hook (see the hooks table in the docs). */
+  readonly hooks: HookRegistrar<LedgerHooks>
+  /** Adapter registry. */
+  readonly llm: LlmRegistry
+  /** Tool registry. */
+  readonly tools: ToolRegistry
+  /** System prompt sections, runtime-context sections, variables (for every agent). */
+  readonly prompt: PromptRegistry
+  /** The session store. */
+  readonly store: SessionStore
+  /** Installs a plugin; returns a disposer that uninstalls it. */
+  use(plugin: Plugin<HookRegistrar<LedgerHooks>>): () => void
+  /** Creates an agent with a new session. `SESSION_EXISTS` when `sessionId` is taken. */
+  createAgent(options: AgentOptions): Promise<Agent>
+  /**
+   * Loads a stored session, closes any turn a crash left open (durably: `TOOL_OUTCOME_UNKNOWN` /
+   * `TOOL_NOT_STARTED` results, `step/end`, `turn/end {interrupted}`), and returns its agent. The inbox is
+   * rebuilt from the log; queued work waits for the next waking send. Options default to the last request's
+   * provider and model.
+   */
+  resumeAgent(sessionId: string, options?: Partial<AgentOptions>): Promise<Agent>
+  /**
+   * Forks a stored session: a new session seeded with the parent's events up to `at` (inclusive, default the
+   * last), which must not end inside a turn. Returns the child's id.
+   */
+  forkSession(sessionId: string, options?: { at?: number; childId?: string }): Promise<string>
+  /** Disposes every agent, then flushes and closes the store. */
+  close(): Promise<void>
+}
+
+/**
+ * Creates a harness.
+ * @example
+ * ```ts
+ * const harness = createHarness({ adapters: [deepseekAdapter()], tools: builtinTools({ root: '.' }) })
+ * const agent = await harness.createAgent({ provider: 'deepseek', model: 'deepseek-v4-pro' })
+ * agent.followup('What is in this folder?')
+ * await agent.whenIdle()
+ * ```
+ */
+export function createHarness(options: HarnessOptions = {}): Harness {
+  const hooks: HookBus<LedgerHooks> = createHookBus<LedgerHooks>(options.onListenerError ? { onListenerError: options.onListenerError } : {})
+  const llm = new LlmRegistry(async (request, terminal) => {
+    if (!hooks.has('llm/stream')) return terminal(request)
+    return hooks.waterfall('llm/stream', request, terminal, request.sessionId)
+  })
+  const tools = new ToolRegistry()
+  const prompt = new PromptRegistry()
+  const store = options.store ?? new MemoryStore()
+  const agents = new Set<Agent>()
+  const maxParallel = options.maxParallelToolCalls ?? 10
+  if (!Number.isSafeInteger(maxParallel) || maxParallel < 1) throw new HarnessError('maxParallelToolCalls must be a positive integer', 'INVALID_CONFIG')
+  let closed = false
+
+  for (const adapter of options.adapters ?? []) llm.register(adapter)
+  for (const tool of options.tools ?? []) tools.register(tool)
+  if (options.system !== undefined) prompt.section('persona', { order: 0, text: options.system })
+
+  const use = (plugin: Plugin<HookRegistrar<LedgerHooks>>): (() => void) => {
+    if (typeof plugin?.setup !== 'function') throw new HarnessError('a plugin needs a setup(hooks) function', 'INVALID_PLUGIN')
+    const dispose = plugin.setup(hooks)
+    let active = true
+    return () => {
+      if (!active) return
+      active = false
+      if (typeof dispose === 'function') dispose()
+    }
+  }
+  for (const plugin of options.plugins ?? []) use(plugin)
+
+  const start = (session: Session, agentOptions: AgentOptions, writer: SessionWriter): Agent => {
+    const agent = new Agent(session, agentOptions, {
+      hooks,
+      llm,
+      tools,
+      prompt,
+      writer,
+      maxParallelToolCalls: maxParallel,
+      onDisposed: (a) => agents.delete(a),
+    })
+    // Plugins installed later may add validators: resolve the guard per append instead of once.
+    session.wire({
+      validate: (s, event) => hooks.guard('session/validate', { session: s, event }, s.id),
+      persist: (_s, event) => writer.append(event),
+      publish: (s, event) => {
+        agent.observe(event)
+        hooks.emit('session/event', { session: s, event }, s.id)
+      },
+    })
+    agents.add(agent)
+    return agent
+  }
+
+  const checkOpen = (): void => {
+    if (closed) throw new HarnessError('the harness is closed', 'HARNESS_CLOSED')
+  }
+
+  return {
+    hooks,
+    llm,
+    tools,
+    prompt,
+    store,
+    use,
+    async createAgent(agentOptions) {
+      checkOpen()
+      const checked = checkAgentOptions(agentOptions)
+      const session = new Session({
+        ...(checked.sessionId !== undefined ? { id: checked.sessionId } : {}),
+        header: { cwd: checked.cwd ?? process.cwd() },
+      })
+      const writer = await store.create(session.header)
+      return start(session, checked, writer)
+    },
+    async resumeAgent(sessionId, overrides = {}) {
+      checkOpen()
+      const stored = await store.open(sessionId)
+      try {
+        const closers = closerEvents(stored.events)
+        for (const event of closers) stored.writer.append(event)
+        if (closers.length > 0) await stored.writer.flush()
+        const session = new Session({ id: sessionId, header: stored.header, seed: [...stored.events, ...closers] })
+        const last = session.requestHeader()?.config
+        const merged = { provider: last?.provider ?? '', model: last?.model ?? '', cwd: stored.header.cwd, ...stripUndefined(overrides), sessionId }
+        return start(session, checkAgentOptions(merged), stored.writer)
+      } catch (error) {
+        await stored.writer.close()
+        throw error
+      }
+    },
+    async forkSession(sessionId, forkOptions = {}) {
+      checkOpen()
+      const parent = await store.read(sessionId)
+      const events = parent.events
+      const at = forkOptions.at ?? events.length - 1
+      if (events.length > 0 && (!Number.isSafeInteger(at) || at < 0 || at >= events.length)) {
+        throw new HarnessError(`fork point ${String(at)} is not a seq of session '${sessionId}' (0..${events.length - 1})`, 'INVALID_BOUNDARY')
+      }
+      const prefix = events.slice(0, at + 1)
+      if (endsInsideTurn(prefix)) {
+        throw new HarnessError(`cannot fork session '${sessionId}' at seq ${at}: that point is inside an open turn`, 'OPEN_TURN')
+      }
+      const child = new Session({
+        ...(forkOptions.childId !== undefined ? { id: forkOptions.childId } : {}),
+        header: {
+          ...(parent.header.cwd !== undefined ? { cwd: parent.header.cwd } : {}),
+          parentSession: sessionId,
+          seedLength: prefix.length,
+        },
+        seed: prefix,
+        endSeed: true,
+      })
+      const writer = await store.create(child.header, child.events)
+      await writer.close()
+      return child.id
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      await Promise.allSettled([...agents].map((a) => a.dispose()))
+      await store.close()
+    },
+  }
+}
+
+function endsInsideTurn(events: readonly SessionEvent[]): boolean {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const type = (events[i] as SessionEvent).type
+    if (type === 'turn/end') return false
+    if (type === 'turn/start') return true
+  }
+  return false
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+function checkAgentOptions(options: Partial<AgentOptions> & { cwd?: string | undefined }): AgentOptions {
+  if (typeof options !== 'object' || options === null) throw new HarnessError('agent options must be an object', 'INVALID_CONFIG')
+  const { provider, model, maxTokens, sessionId, cwd } = options
+  if (typeof provider !== 'string' || provider === '') throw new HarnessError('agent options need a provider (e.g. "deepseek")', 'INVALID_CONFIG')
+  if (typeof model !== 'string' || model === '') throw new HarnessError('agent options need a model', 'INVALID_CONFIG')
+  if (maxTokens !== undefined && (!Number.isSafeInteger(maxTokens) || maxTokens <= 0)) {
+    throw new HarnessError(`maxTokens must be a positive integer, got ${String(maxTokens)}`, 'INVALID_CONFIG')
+  }
+  return {
+    provider,
+    model,
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
+  }
+}
+
+export type { SessionHeader }
+export { SESSION_FORMAT_VERSION }

@@ -1,0 +1,108 @@
+import type { JsonValue } from '../json/lossless.js'
+import type { SessionEvent } from './events.js'
+
+/** A synthetic event for {@link interruptedTurnClosers}: what to append, without seq/time. */
+export interface CloserEvent {
+  readonly type: string
+  readonly data: JsonValue
+  readonly surfaceOp?: 'append'
+  readonly sourceEventSeqs?: readonly number[]
+}
+
+interface PendingCall {
+  readonly callId: string
+  readonly step: number
+  callSeq: number | undefined
+}
+
+/**
+ * The events that close a log ending inside a turn (crash repair, reference §9.5): for every tool call the
+ * model made that has no result, a `tool/result` error — `TOOL_OUTCOME_UNKNOWN` when its `tool/call` was
+ * logged (it may have run), `TOOL_NOT_STARTED` otherwise — then `step/end` if a step is open, then
+ * `turn/end {interrupted}`. Empty when the log is balanced. Deterministic: same log, same closers.
+ */
+export function interruptedTurnClosers(events: readonly SessionEvent[]): CloserEvent[] {
+  let openTurn: number | undefined
+  let openStep: number | undefined
+  let pending = new Map<string, PendingCall>()
+  for (const e of events) {
+    const d = e.data as Record<string, unknown>
+    switch (e.type) {
+      case 'turn/start':
+        openTurn = d.turn as number
+        openStep = undefined
+        pending = new Map()
+        break
+      case 'turn/end':
+        openTurn = undefined
+        openStep = undefined
+        pending = new Map()
+        break
+      case 'step/start':
+        openStep = d.step as number
+        break
+      case 'step/end':
+        openStep = undefined
+        pending = new Map()
+        break
+      case 'assistant/message': {
+        const message = d.message as { content: { type: string; id?: string }[] }
+        for (const block of message.content) {
+          if (block.type === 'tool-call' && typeof block.id === 'string' && !pending.has(block.id)) {
+            pending.set(block.id, { callId: block.id, step: d.step as number, callSeq: undefined })
+          }
+        }
+        break
+      }
+      case 'tool/call': {
+        const callId = d.callId as string
+        const known = pending.get(callId)
+        if (known !== undefined) known.callSeq = e.seq
+        else pending.set(callId, { callId, step: d.step as number, callSeq: e.seq })
+        break
+      }
+      case 'tool/result': {
+        const message = d.message as { source: { callId?: string } }
+        if (message.source.callId !== undefined) pending.delete(message.source.callId)
+        break
+      }
+    }
+  }
+  if (openTurn === undefined) return []
+  const turn = openTurn
+  const closers: CloserEvent[] = []
+  let seq = events.length
+  for (const call of pending.values()) {
+    const started = call.callSeq !== undefined
+    const text = started
+      ? 'Error: the session stopped while this tool call was running, so its outcome is unknown. Check the current state before relying on it, and repeat the call only if it is safe to run twice.'
+      : 'Error: the session stopped before this tool call started; it never ran.'
+    const message = {
+      id: `interrupted-tool-result-${call.callId}-${seq}`,
+      role: 'user',
+      content: [{ type: 'tool-result', toolCallId: call.callId, content: [{ type: 'text', text }], isError: true }],
+      source: { kind: 'tool', callId: call.callId },
+    }
+    const error = started ? { name: 'ToolOutcomeUnknownError', code: 'TOOL_OUTCOME_UNKNOWN' } : { name: 'ToolNotStartedError', code: 'TOOL_NOT_STARTED' }
+    closers.push({
+      type: 'tool/result',
+      data: { turn, step: call.step, message, error },
+      surfaceOp: 'append',
+      ...(started ? { sourceEventSeqs: [call.callSeq as number] } : {}),
+    })
+    seq++
+  }
+  if (openStep !== undefined) closers.push({ type: 'step/end', data: { turn, step: openStep } })
+  closers.push({ type: 'turn/end', data: { turn, reason: { kind: 'interrupted' } } })
+  return closers
+}
+
+/**
+ * Materialises closers as events continuing `events` (seqs from the end, every time = the last real event's
+ * time, so repair is deterministic).
+ */
+export function closerEvents(events: readonly SessionEvent[]): SessionEvent[] {
+  const closers = interruptedTurnClosers(events)
+  const time = events.length > 0 ? (events[events.length - 1] as SessionEvent).time : 0
+  return closers.map((c, i) => ({ ...c, seq: events.length + i, time }))
+}

@@ -1,0 +1,69 @@
+import type { AdapterDefaults, LlmCallConfig, ToolSchema } from '../llm/types.js'
+import { callConfigEquals } from '../llm/registry.js'
+import type { RequestHeader, SessionEvent } from './events.js'
+
+/**
+ * The canonical header: `adapterDefaults` kept only with at least one `true` marker, empty `system` and empty
+ * `tools` omitted, config keys in a fixed order with absent fields omitted. Equal headers serialise equally.
+ */
+export function canonicalHeader(input: {
+  config: LlmCallConfig
+  adapterDefaults?: AdapterDefaults | undefined
+  system?: string | undefined
+  tools?: readonly ToolSchema[] | undefined
+}): RequestHeader {
+  const c = input.config
+  const config: LlmCallConfig = {
+    provider: c.provider,
+    model: c.model,
+    ...(c.reasoningEffort !== undefined ? { reasoningEffort: c.reasoningEffort } : {}),
+    ...(c.temperature !== undefined ? { temperature: c.temperature } : {}),
+    ...(c.maxTokens !== undefined ? { maxTokens: c.maxTokens } : {}),
+    ...(c.stop !== undefined ? { stop: [...c.stop] } : {}),
+  }
+  const d = input.adapterDefaults
+  const defaults: AdapterDefaults = {
+    ...(d?.reasoningEffort === true ? { reasoningEffort: true } : {}),
+    ...(d?.maxTokens === true ? { maxTokens: true } : {}),
+  }
+  return {
+    config,
+    ...(Object.keys(defaults).length > 0 ? { adapterDefaults: defaults } : {}),
+    ...(input.system !== undefined && input.system !== '' ? { system: input.system } : {}),
+    ...(input.tools !== undefined && input.tools.length > 0 ? { tools: input.tools } : {}),
+  }
+}
+
+/** Header equality: call config field by field, both markers, system, and tools pairwise by JSON text. */
+export function headerEquals(a: RequestHeader | undefined, b: RequestHeader | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b
+  if (!callConfigEquals(a.config, b.config)) return false
+  if (a.adapterDefaults?.maxTokens !== b.adapterDefaults?.maxTokens) return false
+  if (a.adapterDefaults?.reasoningEffort !== b.adapterDefaults?.reasoningEffort) return false
+  if (a.system !== b.system) return false
+  const ta = a.tools ?? []
+  const tb = b.tools ?? []
+  if (ta.length !== tb.length) return false
+  return ta.every((t, i) => t === tb[i] || JSON.stringify(t) === JSON.stringify(tb[i]))
+}
+
+/** The latest logged header over `events` (what the next request's header must equal). */
+export function foldRequestHeader(events: readonly SessionEvent[]): RequestHeader | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent
+    if (e.type === 'request/header') return (e.data as unknown as { header: RequestHeader }).header
+  }
+  return undefined
+}
+
+/**
+ * The route proposal for a later request: the config minus every field an adapter filled in, so a new route
+ * re-materialises its own defaults while explicit values survive route switches.
+ */
+export function requestProposal(header: RequestHeader): LlmCallConfig {
+  const { config, adapterDefaults } = header
+  const out: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = { ...config }
+  if (adapterDefaults?.maxTokens === true) delete out.maxTokens
+  if (adapterDefaults?.reasoningEffort === true) delete out.reasoningEffort
+  return out
+}

@@ -1,0 +1,281 @@
+import { randomUUID } from 'node:crypto'
+import { HarnessError } from '../errors/harness-error.js'
+import { deepFreeze, snapshotJson, type JsonValue } from '../json/lossless.js'
+import type { Message } from '../llm/types.js'
+import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp } from './events.js'
+import { projectSurfaceEvent, Surface } from './surface.js'
+
+/** Current session format version (stored in every session header). */
+export const SESSION_FORMAT_VERSION = 1
+
+/** Storage metadata kept beside the log (never an event). */
+export interface SessionHeader {
+  readonly version: number
+  readonly id: string
+  /** ms since epoch. */
+  readonly createdAt: number
+  /** Working directory the session was created for. */
+  readonly cwd?: string
+  /** The session this one was forked from. */
+  readonly parentSession?: string
+  /** Number of events inherited from the parent (the child's own history starts after `session/end-seed`). */
+  readonly seedLength?: number
+}
+
+/** Surface intent for the three surface types, or `ignorable` for a plugin's log-only type. */
+export interface AppendOptions {
+  readonly surfaceOp?: SurfaceOp
+  readonly sourceEventSeqs?: readonly number[]
+  /** Mark a plugin event skippable by readers that do not know its type. */
+  readonly ignorable?: true
+}
+
+/** Where a session sends each committed event, and who may veto one (wired by the harness and stores). */
+export interface SessionWiring {
+  /** Called before commit; a throw vetoes the append (invariant companions). */
+  validate?(session: Session, candidate: SessionEvent): void
+  /** Called with each event as it commits, before listeners (the store's buffer). A throw vetoes it. */
+  persist?(session: Session, event: SessionEvent): void
+  /** Called after commit (the `session/event` hook); failures are the caller's to contain. */
+  publish?(session: Session, event: SessionEvent): void
+}
+
+/** Options of {@link Session}. */
+export interface SessionOptions {
+  /** Session id (default: a random UUID). */
+  readonly id?: string
+  /** Header fields (version and createdAt are filled in). */
+  readonly header?: Partial<Omit<SessionHeader, 'id'>>
+  /**
+   * Events to adopt (a loaded log, or a fork prefix): validated like appends but not published. When `seed`
+   * is given and `endSeed` is true, a `session/end-seed` marker is appended after it (fork children).
+   */
+  readonly seed?: readonly SessionEvent[]
+  /** Append `session/end-seed` after the seed (default false: a plain load). */
+  readonly endSeed?: boolean
+  /** Extra event types to accept in a seed without `ignorable`. */
+  readonly knownTypes?: Iterable<string>
+  readonly wiring?: SessionWiring
+}
+
+const ENVELOPE_KEYS = new Set(['type', 'seq', 'time', 'data', 'surfaceOp', 'sourceEventSeqs', 'ignorable'])
+
+/**
+ * An append-only session log with its incremental fold. The log is the only truth: the model-visible history
+ * (`deriveMessages()`), the latest request header and the inbox are all folded from it.
+ */
+export class Session {
+  /** Session id. */
+  readonly id: string
+  /** Storage metadata. */
+  readonly header: SessionHeader
+  readonly #log: SessionEvent[] = []
+  readonly #surface = new Surface()
+  #wiring: SessionWiring | undefined
+  #publishing = false
+  #eventsView: readonly SessionEvent[] | undefined
+  // Incremental derivation state (reference §9.2).
+  readonly #derived: Message[] = []
+  #projectedNodes = 0
+  #derivedGeneration = 0
+  #derivedView: readonly Message[] | undefined
+  #header: RequestHeader | undefined
+  #context: { provider: string; model: string; contextWindow?: number } | undefined
+  #lastTurn = 0
+  #openTurn: number | undefined
+
+  constructor(options: SessionOptions = {}) {
+    this.id = options.id ?? randomUUID()
+    if (typeof this.id !== 'string' || this.id === '' || !/^[A-Za-z0-9._-]{1,128}$/.test(this.id)) {
+      throw new HarnessError(`session id ${JSON.stringify(this.id)} must be 1-128 characters of A-Z a-z 0-9 . _ -`, 'INVALID_CONFIG')
+    }
+    this.header = Object.freeze({
+      version: SESSION_FORMAT_VERSION,
+      createdAt: Date.now(),
+      ...options.header,
+      id: this.id,
+    })
+    if (options.seed !== undefined) {
+      const known = options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
+      for (const event of options.seed) this.#adopt(event, known)
+      const last = this.#log[this.#log.length - 1]
+      if (options.endSeed === true && last?.type !== 'session/end-seed') this.append('session/end-seed', {})
+    }
+    this.#wiring = options.wiring
+  }
+
+  /** Connects (or replaces) the persistence/validation/publication wiring. */
+  wire(wiring: SessionWiring | undefined): void {
+    this.#wiring = wiring
+  }
+
+  /** Number of events (= the next seq). */
+  get length(): number {
+    return this.#log.length
+  }
+
+  /** All events, frozen (`event.seq === index`). A snapshot array, rebuilt after appends: avoid on hot paths. */
+  get events(): readonly SessionEvent[] {
+    this.#eventsView ??= Object.freeze(this.#log.slice())
+    return this.#eventsView
+  }
+
+  /** The event at `seq`. */
+  at(seq: number): SessionEvent | undefined {
+    return this.#log[seq]
+  }
+
+  /** Number of the last opened turn (0 before any). */
+  get lastTurn(): number {
+    return this.#lastTurn
+  }
+
+  /** The turn currently open in the log, if any. */
+  get openTurn(): number | undefined {
+    return this.#openTurn
+  }
+
+  /**
+   * Appends an event: snapshot → envelope and surface checks → veto hooks → commit → publish.
+   * @param type - event type; plugin types are log-only and must not carry a surfaceOp
+   * @param data - lossless JSON payload (copied)
+   * @param options - `surfaceOp` (required on surface types), `sourceEventSeqs`, or `ignorable`
+   * @throws HarnessError `INVALID_JSON`, `INVALID_EVENT`, `REENTRANT_APPEND`, or a validator's veto
+   */
+  append(type: string, data: unknown, options?: AppendOptions): SessionEvent {
+    if (typeof type !== 'string' || type === '') throw new HarnessError('event type must be a non-empty string', 'INVALID_EVENT')
+    const snapshot = snapshotJson(data, `'${type}' event data`)
+    if (this.#publishing) {
+      throw new HarnessError(`'${type}' appended from inside a session/event listener of the same session; append later instead`, 'REENTRANT_APPEND')
+    }
+    const event = buildEvent(type, this.#log.length, snapshot, options)
+    this.#surface.validateNext(event, (s) => this.#log[s])
+    const wiring = this.#wiring
+    wiring?.validate?.(this, event)
+    wiring?.persist?.(this, event)
+    this.#commit(event)
+    if (wiring?.publish !== undefined) {
+      this.#publishing = true
+      try {
+        wiring.publish(this, event)
+      } finally {
+        this.#publishing = false
+      }
+    }
+    return event
+  }
+
+  /**
+   * The model-visible history folded from the log. Incremental: only surface nodes added since the last call
+   * are projected; a replace triggers one full re-fold. Returns shared frozen messages (the logged objects).
+   */
+  deriveMessages(): Message[] {
+    return this.deriveMessagesFrozen().slice()
+  }
+
+  /**
+   * The same history as {@link deriveMessages}, as one frozen array shared by every caller until the history
+   * changes (what the loop puts in a request: no per-attempt copy).
+   */
+  deriveMessagesFrozen(): readonly Message[] {
+    if (this.#derivedGeneration !== this.#surface.generation || this.#projectedNodes !== this.#surface.nodes.length) this.#fold()
+    this.#derivedView ??= Object.freeze(this.#derived.slice())
+    return this.#derivedView
+  }
+
+  #fold(): void {
+    if (this.#derivedGeneration !== this.#surface.generation) {
+      this.#derived.length = 0
+      this.#projectedNodes = 0
+      this.#derivedGeneration = this.#surface.generation
+      this.#derivedView = undefined
+    }
+    const nodes = this.#surface.nodes
+    for (; this.#projectedNodes < nodes.length; this.#projectedNodes++) {
+      const message = projectSurfaceEvent(this.#log[nodes[this.#projectedNodes] as number] as SessionEvent)
+      if (message !== undefined) {
+        this.#derived.push(message)
+        this.#derivedView = undefined
+      }
+    }
+  }
+
+  /** Seqs of the current surface nodes (the events history is folded from), in history order. */
+  surfaceNodes(): readonly number[] {
+    return this.#surface.nodes
+  }
+
+  /** Latest canonical request header in the log. */
+  requestHeader(): RequestHeader | undefined {
+    return this.#header
+  }
+
+  /** Latest `request/context` record in the log. */
+  requestContext(): { provider: string; model: string; contextWindow?: number } | undefined {
+    return this.#context
+  }
+
+  /** Seq of the last `session/end-seed`, or -1 (the boundary between inherited and own history). */
+  seedBoundary(): number {
+    const n = this.header.seedLength
+    return n === undefined ? -1 : n
+  }
+
+  #adopt(raw: SessionEvent, known: ReadonlySet<string>): void {
+    const seq = this.#log.length
+    if (typeof raw !== 'object' || raw === null) throw corrupt(seq, 'an event must be an object')
+    for (const key of Object.keys(raw)) if (!ENVELOPE_KEYS.has(key)) throw corrupt(seq, `unexpected envelope key '${key}'`)
+    if (raw.seq !== seq) throw corrupt(seq, `seq ${String(raw.seq)} where ${seq} was expected`)
+    if (typeof raw.type !== 'string' || raw.type === '') throw corrupt(seq, 'missing type')
+    if (!Number.isSafeInteger(raw.time)) throw corrupt(seq, 'time must be an integer')
+    if (raw.ignorable !== undefined && raw.ignorable !== true) throw corrupt(seq, 'ignorable must be true or absent')
+    if (!known.has(raw.type) && raw.ignorable !== true) {
+      throw corrupt(seq, `unknown event type '${raw.type}' is not marked ignorable (written by a newer ledgerloop or a plugin that is not installed?)`)
+    }
+    const event = Object.isFrozen(raw) ? raw : deepFreeze(snapshotJson(raw, `event ${seq}`) as unknown as SessionEvent)
+    try {
+      this.#surface.validateNext(event, (s) => this.#log[s])
+    } catch (error) {
+      throw corrupt(seq, (error as Error).message, error)
+    }
+    this.#commit(event)
+  }
+
+  #commit(event: SessionEvent): void {
+    this.#log.push(event)
+    this.#surface.apply(event)
+    this.#eventsView = undefined
+    switch (event.type) {
+      case 'turn/start':
+        this.#lastTurn = (event.data as { turn: number }).turn
+        this.#openTurn = this.#lastTurn
+        break
+      case 'turn/end':
+        this.#openTurn = undefined
+        break
+      case 'request/header':
+        this.#header = (event.data as unknown as { header: RequestHeader }).header
+        break
+      case 'request/context':
+        this.#context = event.data as unknown as { provider: string; model: string; contextWindow?: number }
+        break
+    }
+  }
+}
+
+function buildEvent(type: string, seq: number, data: JsonValue, options: AppendOptions | undefined): SessionEvent {
+  const isSurface = SURFACE_TYPES.has(type)
+  if (isSurface && options?.surfaceOp === undefined) {
+    throw new HarnessError(`'${type}' is a surface event and needs a surfaceOp`, 'INVALID_EVENT')
+  }
+  if (isSurface && options?.ignorable === true) throw new HarnessError('a surface event cannot be ignorable', 'INVALID_EVENT')
+  const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { type, seq, time: Date.now(), data }
+  if (options?.surfaceOp !== undefined) event.surfaceOp = snapshotJson(options.surfaceOp, 'surfaceOp') as SurfaceOp
+  if (options?.sourceEventSeqs !== undefined) event.sourceEventSeqs = snapshotJson(options.sourceEventSeqs, 'sourceEventSeqs') as number[]
+  if (options?.ignorable === true) event.ignorable = true
+  return deepFreeze(event)
+}
+
+function corrupt(seq: number, why: string, cause?: unknown): HarnessError {
+  return new HarnessError(`session log is corrupt at seq ${seq}: ${why}`, 'SESSION_CORRUPT', { cause })
+}

@@ -1,0 +1,159 @@
+import { HarnessError } from '../errors/harness-error.js'
+import type { Message } from '../llm/types.js'
+import { SURFACE_TYPES, type SessionEvent, type SurfaceOp } from './events.js'
+
+/**
+ * The surface: the ordered seqs of message-producing events, the only source of model history (reference
+ * §9.1). `append` pushes a node; `replace` swaps an inclusive node range for the new event's node and bumps
+ * `generation`, which tells derivations to re-fold.
+ */
+export class Surface {
+  #nodes: number[] = []
+  #generation = 0
+  #nextSeq = 0
+
+  /** Surface node seqs in history order. */
+  get nodes(): readonly number[] {
+    return this.#nodes
+  }
+
+  /** Bumped by every replace. */
+  get generation(): number {
+    return this.#generation
+  }
+
+  /**
+   * Checks that `event` may be the next log entry as far as the surface is concerned; throws a
+   * `HarnessError` (code `INVALID_EVENT`) naming the rule it breaks. `lookup` resolves earlier events.
+   */
+  validateNext(event: SessionEvent, lookup: (seq: number) => SessionEvent | undefined): void {
+    if (event.seq !== this.#nextSeq) fail(event, `seq ${event.seq} is not the next position ${this.#nextSeq}`)
+    const isSurface = SURFACE_TYPES.has(event.type)
+    if (!isSurface) {
+      if (event.surfaceOp !== undefined || event.sourceEventSeqs !== undefined) {
+        fail(event, `'${event.type}' is not a surface type and may not carry surfaceOp or sourceEventSeqs`)
+      }
+      return
+    }
+    const op = event.surfaceOp
+    if (op === undefined) fail(event, `surface event '${event.type}' needs a surfaceOp`)
+    validateMessage(event)
+    const sources = event.sourceEventSeqs
+    if (sources !== undefined) {
+      if (!Array.isArray(sources)) fail(event, 'sourceEventSeqs must be an array')
+      if (sources.length === 0 && event.type !== 'assistant/message') fail(event, 'an empty sourceEventSeqs is allowed only on assistant/message')
+      const seen = new Set<number>()
+      for (const s of sources) {
+        if (!Number.isSafeInteger(s) || s < 0 || s >= event.seq) fail(event, `source seq ${String(s)} must be an earlier seq`)
+        if (seen.has(s)) fail(event, `source seq ${s} repeated`)
+        seen.add(s)
+      }
+    }
+    if (op === 'append') return
+    if (typeof op !== 'object' || op === null || op.op !== 'replace' || Object.keys(op).length !== 3) fail(event, 'surfaceOp must be "append" or {op:"replace", start, end}')
+    const startIndex = this.#nodes.indexOf(op.start)
+    const endIndex = this.#nodes.indexOf(op.end)
+    if (startIndex < 0 || endIndex < 0) fail(event, `replace range ${op.start}..${op.end} must name current surface nodes`)
+    if (startIndex > endIndex) fail(event, `replace start ${op.start} comes after end ${op.end}`)
+    const shadowed = this.#nodes.slice(startIndex, endIndex + 1)
+    const missing = shadowed.filter((s) => !(sources ?? []).includes(s))
+    if (missing.length > 0) fail(event, `a replace must cite every node it shadows in sourceEventSeqs (missing ${missing.join(', ')})`)
+    if (event.type === 'tool/result') {
+      const old = shadowed.length === 1 ? lookup(shadowed[0] as number) : undefined
+      if (old === undefined || old.type !== 'tool/result') fail(event, 'a tool/result replace must shadow exactly one tool/result')
+      if (!sameExceptToolContent(old.data, event.data)) fail(event, 'a tool/result replace may change only the tool-result content')
+    }
+  }
+
+  /** Applies a validated event. */
+  apply(event: SessionEvent): void {
+    this.#nextSeq = event.seq + 1
+    const op = event.surfaceOp
+    if (op === undefined) return
+    if (op === 'append') {
+      this.#nodes.push(event.seq)
+      return
+    }
+    const startIndex = this.#nodes.indexOf(op.start)
+    const endIndex = this.#nodes.indexOf(op.end)
+    this.#nodes = [...this.#nodes.slice(0, startIndex), event.seq, ...this.#nodes.slice(endIndex + 1)]
+    this.#generation++
+  }
+}
+
+/** The message a surface node contributes to history (empty assistant anchors contribute nothing). */
+export function projectSurfaceEvent(event: SessionEvent): Message | undefined {
+  switch (event.type) {
+    case 'user/message':
+      return event.data as unknown as Message
+    case 'assistant/message': {
+      const message = (event.data as unknown as { message: Message }).message
+      return message.content.length === 0 ? undefined : message
+    }
+    case 'tool/result':
+      return (event.data as unknown as { message: Message }).message
+    default:
+      return undefined
+  }
+}
+
+/** A full fold of `events` from scratch: the model-visible history after them. */
+export function foldMessages(events: readonly SessionEvent[]): Message[] {
+  const surface = new Surface()
+  for (const e of events) surface.apply(e)
+  const out: Message[] = []
+  for (const seq of surface.nodes) {
+    const m = projectSurfaceEvent(events[seq] as SessionEvent)
+    if (m !== undefined) out.push(m)
+  }
+  return out
+}
+
+function fail(event: SessionEvent, why: string): never {
+  throw new HarnessError(`invalid event '${event.type}' at seq ${event.seq}: ${why}`, 'INVALID_EVENT')
+}
+
+function validateMessage(event: SessionEvent): void {
+  const data = event.data as Record<string, unknown> | null
+  const message = (event.type === 'user/message' ? data : (data?.message as Record<string, unknown> | undefined)) as
+    | { id?: unknown; role?: unknown; content?: unknown; source?: { kind?: unknown; provider?: unknown; model?: unknown; callId?: unknown } }
+    | null
+    | undefined
+  if (typeof message !== 'object' || message === null) fail(event, 'missing message')
+  if (typeof message.id !== 'string' || message.id === '') fail(event, 'message needs a non-empty id')
+  const role = event.type === 'assistant/message' ? 'assistant' : 'user'
+  if (message.role !== role) fail(event, `message role must be '${role}'`)
+  if (!Array.isArray(message.content)) fail(event, 'message content must be an array')
+  const source = message.source
+  if (typeof source !== 'object' || source === null || typeof source.kind !== 'string' || source.kind === '') fail(event, 'message needs a source kind')
+  if (role === 'assistant' && (source.kind !== 'model' || typeof source.provider !== 'string' || source.provider === '' || typeof source.model !== 'string' || source.model === '')) {
+    fail(event, 'an assistant message needs a model source with provider and model')
+  }
+  if (event.type === 'tool/result') {
+    const blocks = message.content as { type?: unknown; toolCallId?: unknown }[]
+    if (source.kind !== 'tool' || typeof source.callId !== 'string' || source.callId === '') fail(event, 'a tool result needs source {kind:"tool", callId}')
+    if (blocks.length !== 1 || blocks[0]?.type !== 'tool-result' || blocks[0].toolCallId !== source.callId) {
+      fail(event, 'a tool result needs exactly one tool-result block for its callId')
+    }
+  }
+}
+
+function sameExceptToolContent(a: unknown, b: unknown): boolean {
+  const strip = (d: unknown): string => {
+    const data = d as { message: { content: { content: unknown }[] } }
+    const block = data.message.content[0]
+    return JSON.stringify({ ...data, message: { ...data.message, content: [{ ...block, content: null }] } })
+  }
+  try {
+    return strip(a) === strip(b)
+  } catch {
+    return false
+  }
+}
+
+/** Type guard: is this the type of a surface event. */
+export function isSurfaceType(type: string): boolean {
+  return SURFACE_TYPES.has(type)
+}
+
+export type { SurfaceOp }

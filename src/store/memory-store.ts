@@ -1,0 +1,85 @@
+import { HarnessError } from '../errors/harness-error.js'
+import type { SessionEvent } from '../session/events.js'
+import type { SessionHeader } from '../session/session.js'
+import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
+
+interface Entry {
+  header: SessionHeader
+  events: SessionEvent[]
+  updatedAt: number
+  locked: boolean
+}
+
+const resolved: Promise<void> = Promise.resolve()
+
+/**
+ * Keeps sessions in this process's memory (the default store): fast, and gone when the process exits. Same
+ * contract as the durable stores, single-writer lock included.
+ */
+export class MemoryStore implements SessionStore {
+  readonly #sessions = new Map<string, Entry>()
+
+  async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
+    if (this.#sessions.has(header.id)) throw new HarnessError(`session '${header.id}' already exists`, 'SESSION_EXISTS')
+    const entry: Entry = { header, events: [...seed], updatedAt: Date.now(), locked: true }
+    this.#sessions.set(header.id, entry)
+    return this.#writer(entry)
+  }
+
+  async open(id: string): Promise<StoredSession & { writer: SessionWriter }> {
+    const entry = this.#get(id)
+    if (entry.locked) throw new HarnessError(`session '${id}' is open in another writer`, 'SESSION_LOCKED')
+    entry.locked = true
+    return { header: entry.header, events: [...entry.events], writer: this.#writer(entry) }
+  }
+
+  async read(id: string): Promise<StoredSession> {
+    const entry = this.#get(id)
+    return { header: entry.header, events: [...entry.events] }
+  }
+
+  async has(id: string): Promise<boolean> {
+    return this.#sessions.has(id)
+  }
+
+  async list(): Promise<SessionSummary[]> {
+    return [...this.#sessions.values()]
+      .map((e) => ({
+        id: e.header.id,
+        createdAt: e.header.createdAt,
+        updatedAt: e.updatedAt,
+        ...(e.header.parentSession !== undefined ? { parentSession: e.header.parentSession } : {}),
+      }))
+      .sort((a, b) => b.updatedAt - a.updatedAt)
+  }
+
+  async close(): Promise<void> {
+    for (const entry of this.#sessions.values()) entry.locked = false
+  }
+
+  #get(id: string): Entry {
+    const entry = this.#sessions.get(id)
+    if (entry === undefined) throw new HarnessError(`no session '${id}' in this memory store`, 'SESSION_NOT_FOUND')
+    return entry
+  }
+
+  #writer(entry: Entry): SessionWriter {
+    let open = true
+    return {
+      append(event) {
+        if (!open) throw new HarnessError(`session '${entry.header.id}' writer is closed`, 'SESSION_CLOSED')
+        if (event.seq !== entry.events.length) {
+          throw new HarnessError(`append of seq ${event.seq} to session '${entry.header.id}' whose next seq is ${entry.events.length}`, 'SESSION_CORRUPT')
+        }
+        entry.events.push(event)
+        entry.updatedAt = event.time
+      },
+      flush: () => resolved,
+      close: async () => {
+        if (!open) return
+        open = false
+        entry.locked = false
+      },
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import type { SessionEvent } from '../session/events.js'
+import type { SessionHeader } from '../session/session.js'
+
+/**
+ * The writer of one open session: appends are buffered (cheap, synchronous) and made durable by `flush()`
+ * (group commit). Holding a writer means holding the session's single-writer lock.
+ */
+export interface SessionWriter {
+  /** Buffers one committed event (seq must be the next one). Throws when the writer is closed. */
+  append(event: SessionEvent): void
+  /** Resolves once every event appended so far is durable (for file stores: written and fsynced). */
+  flush(): Promise<void>
+  /** Flushes, then releases the lock. Idempotent. */
+  close(): Promise<void>
+}
+
+/** A stored session read back: header and every event. */
+export interface StoredSession {
+  readonly header: SessionHeader
+  readonly events: SessionEvent[]
+}
+
+/** One row of {@link SessionStore.list}. */
+export interface SessionSummary {
+  readonly id: string
+  readonly createdAt: number
+  /** ms since epoch of the last write. */
+  readonly updatedAt: number
+  readonly parentSession?: string
+  /** Stored size in bytes, when the store knows it. */
+  readonly sizeBytes?: number
+}
+
+/**
+ * Where sessions live. One writer per session: `create` and `open` take an exclusive lock (a second writer
+ * gets `SESSION_LOCKED`); `read` and `list` take none.
+ */
+export interface SessionStore {
+  /** Creates a session (with optional seed events, e.g. a fork prefix) and returns its writer. `SESSION_EXISTS` when taken. */
+  create(header: SessionHeader, seed?: readonly SessionEvent[]): Promise<SessionWriter>
+  /** Opens a session for writing: loads it (repairing a torn tail) and locks it. `SESSION_NOT_FOUND`, `SESSION_CORRUPT`, `SESSION_LOCKED`. */
+  open(id: string): Promise<StoredSession & { readonly writer: SessionWriter }>
+  /** Reads a session without locking it (inspect, verify, fork). */
+  read(id: string): Promise<StoredSession>
+  /** Whether a session exists. */
+  has(id: string): Promise<boolean>
+  /** Every stored session, newest first. */
+  list(): Promise<SessionSummary[]>
+  /** Flushes and closes every writer, releases locks. */
+  close(): Promise<void>
+}
