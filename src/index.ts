@@ -55,3 +55,6 @@ export type { InvariantOptions } from './agent/invariant.js'
 
 export { MemoryStore } from './store/memory-store.js'
 export type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './store/types.js'
+
+export { retryPlugin } from './plugins/retry.js'
+export type { RetryEventData, RetryPluginOptions } from './plugins/retry.js'
