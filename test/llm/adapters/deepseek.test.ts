@@ -212,3 +212,196 @@ describe('deepseekAdapter: watchdog and cancellation', () => {
     expect(out.failure?.message).toContain(url)
   })
 })
+
+describe('deepseekAdapter: HTTP failures', () => {
+  const errorBody = (message: string, type = 'invalid_request_error', code: string | null = 'invalid_request_error'): string =>
+    JSON.stringify({ error: { message, type, param: null, code } })
+
+  it.each([
+    [401, errorBody(`Authentication Fails, Your api key: ****${KEY.slice(-4)} is invalid`, 'authentication_error', 'invalid_request_error'), 'AUTH'],
+    [402, errorBody('Insufficient Balance', 'unknown_error', 'invalid_request_error'), 'INSUFFICIENT_BALANCE'],
+    [400, errorBody("This model's maximum context length is 1000000 tokens. However, you requested 1000420 tokens (1000000 in the messages, 420 in the completion). Please reduce the length of the messages or completion."), 'CONTEXT_WINDOW_EXCEEDED'],
+    [400, errorBody('The `reasoning_content` in the thinking mode must be passed back to the API.'), 'BAD_REQUEST'],
+    [400, errorBody('Invalid max_tokens value, the valid range of max_tokens is [1, 393216]'), 'BAD_REQUEST'],
+    [422, errorBody('Failed to deserialize the JSON body into the target type: messages[0]: missing field `content`'), 'BAD_REQUEST'],
+    [500, errorBody('Internal server error', 'api_error', null), 'SERVER'],
+    [503, errorBody('Server overloaded, please try again later', 'service_unavailable_error', null), 'SERVER'],
+  ])('maps HTTP %i to its failure code', async (status, body, code) => {
+    const s = await serve([{ status, headers: { 'content-type': 'application/json', 'x-request-id': 'req-7f3a' }, chunks: [body] }])
+    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())
+    expect(out.finish.kind).toBe('error')
+    expect(out.failure).toMatchObject({ code, status, requestId: 'req-7f3a' })
+    expect(out.failure?.message).toContain(JSON.parse(body).error.message.slice(0, 20))
+  })
+
+  it('maps 429 with Retry-After in seconds', async () => {
+    const s = await serve([{ status: 429, headers: { 'content-type': 'application/json', 'retry-after': '7' }, chunks: [errorBody('Rate Limit Reached', 'rate_limit_error', null)] }])
+    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())
+    expect(out.failure).toMatchObject({ code: 'RATE_LIMIT', status: 429, providerRetryAfterMs: 7000 })
+  })
+
+  it('maps 429 with Retry-After as an HTTP date', async () => {
+    const at = new Date(Date.now() + 30_000).toUTCString()
+    const s = await serve([{ status: 429, headers: { 'content-type': 'application/json', 'retry-after': at }, chunks: [errorBody('Rate Limit Reached', 'rate_limit_error', null)] }])
+    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())
+    expect(out.failure?.code).toBe('RATE_LIMIT')
+    expect(out.failure?.providerRetryAfterMs).toBeGreaterThan(25_000)
+    expect(out.failure?.providerRetryAfterMs).toBeLessThanOrEqual(30_000)
+  })
+
+  it('prefers retry-after-ms over Retry-After', async () => {
+    const s = await serve([{ status: 429, headers: { 'retry-after-ms': '1500', 'retry-after': '2' }, chunks: ['{}'] }])
+    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())
+    expect(out.failure).toMatchObject({ code: 'RATE_LIMIT', providerRetryAfterMs: 1500 })
+  })
+
+  it('keeps a non-JSON error page as the message (a proxy in the way)', async () => {
+    const s = await serve([{ status: 502, headers: { 'content-type': 'text/html' }, chunks: ['<html><body>502 Bad Gateway</body></html>'] }])
+    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())
+    expect(out.failure).toMatchObject({ code: 'SERVER', status: 502 })
+    expect(out.failure?.message).toContain('502 Bad Gateway')
+  })
+
+  it('sends the key only in the Authorization header and never in an error message, even when echoed', async () => {
+    const s = await serve([{ status: 401, chunks: [errorBody(`Incorrect API key provided: ${KEY}`, 'authentication_error')] }])
+    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())
+    expect(s.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`)
+    expect(s.requests[0]?.body).not.toContain(KEY)
+    expect(out.failure?.code).toBe('AUTH')
+    expect(out.failure?.message).toContain('[redacted]')
+    expect(allText(out)).not.toContain(KEY)
+  })
+
+  it('a missing key is an AUTH failure naming DEEPSEEK_API_KEY, and nothing is sent', async () => {
+    const saved = process.env.DEEPSEEK_API_KEY
+    delete process.env.DEEPSEEK_API_KEY
+    try {
+      const s = await serve([sse('deepseek-text.sse')])
+      const adapter = deepseekAdapter({ baseURL: s.baseURL })
+      const out = await collect(adapter, request())
+      expect(out.failure?.code).toBe('AUTH')
+      expect(out.failure?.message).toContain('DEEPSEEK_API_KEY')
+      expect(s.requests).toHaveLength(0)
+      // The environment is read per request, so a key set later is picked up by the same adapter.
+      process.env.DEEPSEEK_API_KEY = KEY
+      const ok = await collect(adapter, request())
+      expect(ok.finish).toEqual({ kind: 'stop' })
+      expect(s.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`)
+    } finally {
+      if (saved === undefined) delete process.env.DEEPSEEK_API_KEY
+      else process.env.DEEPSEEK_API_KEY = saved
+    }
+  })
+})
+
+describe('deepseekAdapter: request body', () => {
+  it('maps history exactly: system first, tool messages, reasoning_content sent back, content never null', async () => {
+    const s = await serve([sse('deepseek-text.sse')])
+    const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-flash' } as const
+    const messages = [
+      createUserMessage('Weather in Hangzhou and Zürich?'),
+      createAssistantMessage(
+        [
+          { type: 'reasoning', text: 'Need both.' },
+          { type: 'tool-call', id: 'call_0', name: 'get_weather', arguments: '{"city":"Hangzhou"}' },
+          { type: 'tool-call', id: 'call_1', name: 'get_weather', arguments: '{"city": "Zürich"}' },
+        ],
+        model,
+      ),
+      createToolResultMessage({ callId: 'call_0', content: [{ type: 'text', text: 'sunny, 24°C' }] }),
+      createToolResultMessage({ callId: 'call_1', content: [], isError: true }),
+      createAssistantMessage([{ type: 'reasoning', text: 'Both in.' }, { type: 'text', text: 'Sunny and cloudy.' }], model),
+      createUserMessage('And tomorrow?'),
+      createAssistantMessage([{ type: 'text', text: 'Unknown.' }], model),
+      createUserMessage([
+        { type: 'text', text: 'What is this?' },
+        { type: 'image', attachment: { attachmentId: 'sha256:abcdef0123', mediaType: 'image/png', bytes: 10, url: 'https://example.invalid/cat.png' } },
+      ]),
+    ]
+    const tools = [{ name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }]
+    await collect(
+      deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }),
+      request({ system: 'You are terse.', messages, tools, maxTokens: 4096, reasoningEffort: 'max', temperature: 0.3, stop: ['END'] }),
+    )
+    const received = s.requests[0]
+    expect(received?.method).toBe('POST')
+    expect(received?.url).toBe('/chat/completions')
+    expect(received?.headers['user-agent']).toMatch(/^ledgerloop\/\d+\.\d+\.\d+/)
+    expect(received?.headers.accept).toBe('text/event-stream')
+    expect(received?.json).toEqual({
+      model: 'deepseek-flash',
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'Weather in Hangzhou and Zürich?' },
+        {
+          role: 'assistant',
+          content: '',
+          reasoning_content: 'Need both.',
+          tool_calls: [
+            { id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Hangzhou"}' } },
+            { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Zürich"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_0', content: 'sunny, 24°C' },
+        { role: 'tool', tool_call_id: 'call_1', content: '(no output)' },
+        { role: 'assistant', content: 'Sunny and cloudy.', reasoning_content: 'Both in.' },
+        { role: 'user', content: 'And tomorrow?' },
+        { role: 'assistant', content: 'Unknown.', reasoning_content: '' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'https://example.invalid/cat.png' } },
+          ],
+        },
+      ],
+      stream: true,
+      stream_options: { include_usage: true },
+      tools: [{ type: 'function', function: tools[0] }],
+      max_tokens: 4096,
+      stop: ['END'],
+      thinking: { type: 'enabled' },
+      reasoning_effort: 'max',
+    })
+  })
+
+  it.each([
+    [undefined, {}, true],
+    ['off', { thinking: { type: 'disabled' } }, true],
+    ['low', { thinking: { type: 'enabled' }, reasoning_effort: 'low' }, false],
+    ['high', { thinking: { type: 'enabled' }, reasoning_effort: 'high' }, false],
+    ['medium', { thinking: { type: 'enabled' }, reasoning_effort: 'high' }, false],
+    ['ultra', { thinking: { type: 'enabled' }, reasoning_effort: 'max' }, false],
+  ])('maps reasoningEffort %s onto thinking parameters', async (effort, fields, keepsTemperature) => {
+    const s = await serve([sse('deepseek-text.sse')])
+    await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }), request({ temperature: 0.5, ...(effort !== undefined ? { reasoningEffort: effort } : {}) }))
+    const body = s.requests[0]?.json as Record<string, unknown>
+    expect({ thinking: body.thinking, reasoning_effort: body.reasoning_effort }).toEqual({ thinking: undefined, reasoning_effort: undefined, ...fields })
+    expect(body.temperature).toBe(keepsTemperature ? 0.5 : undefined)
+  })
+})
+
+describe('deepseekAdapter: model table and registry', () => {
+  it('knows the current models and passes unknown names through with no defaults', () => {
+    const adapter = deepseekAdapter()
+    expect(adapter.provider).toBe('deepseek')
+    expect(adapter.resolveModel?.('deepseek-flash')).toEqual(DEEPSEEK_MODELS['deepseek-flash'])
+    expect(adapter.resolveModel?.('deepseek-v4-pro')?.contextWindow).toBe(1_000_000)
+    expect(adapter.resolveModel?.('deepseek-v4-pro')?.maxOutputTokens).toBe(384_000)
+    expect(adapter.resolveModel?.('deepseek-chat')).toBeUndefined()
+    expect(adapter.resolveModel?.('toString')).toBeUndefined()
+  })
+
+  it('works through the registry: defaults materialised, thinking on by default, offline construction', async () => {
+    const s = await serve([sse('deepseek-thinking-tools.sse')])
+    const registry = new LlmRegistry()
+    registry.register(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL }))
+    const prepared = await registry.prepareCall({ provider: 'deepseek', model: 'deepseek-flash' })
+    expect(prepared.config).toMatchObject({ maxTokens: 65_536, reasoningEffort: 'high' })
+    expect(prepared.context).toEqual({ contextWindow: 1_000_000 })
+    const chunks = []
+    for await (const chunk of prepared.stream({ ...prepared.config, messages: [createUserMessage('weather?')] })) chunks.push(chunk)
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: { kind: 'tool-calls' } })
+    expect(s.requests[0]?.json).toMatchObject({ max_tokens: 65_536, thinking: { type: 'enabled' }, reasoning_effort: 'high' })
+  })
+})
