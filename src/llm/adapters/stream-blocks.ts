@@ -27,11 +27,6 @@ export class StreamBlocks {
     return this.#toolCalls
   }
 
-  /** Whether `key` addresses a block that is still open. */
-  isOpen(key: string): boolean {
-    return this.#open.has(key)
-  }
-
   /** Appends visible text. An empty delta opens nothing. */
   text(key: string, delta: string): StreamChunk[] {
     if (delta === '') return []
