@@ -120,8 +120,9 @@ describe('deepseekAdapter: SSE framing', () => {
   it('treats keep-alive comments as activity: a slow stream with comments never trips the watchdog', async () => {
     const events = fixture('deepseek-text.sse').split('\n\n').filter((e) => e !== '').map((e) => `${e}\n\n`)
     const chunks = events.flatMap((e) => [': keep-alive\n\n', e])
-    const s = await serve([{ chunks, gapMs: 60 }])
-    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL, idleTimeoutMs: 100 }), request())
+    const s = await serve([{ chunks, gapMs: 80 }])
+    // Data events are 160 ms apart (> idleTimeoutMs); only the comments in between keep the watchdog quiet.
+    const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: s.baseURL, idleTimeoutMs: 140 }), request())
     expect(out.blocks).toEqual(expected)
   })
 
