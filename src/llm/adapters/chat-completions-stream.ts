@@ -1,0 +1,157 @@
+import type { FinishReason, LlmFailure, StreamChunk, TokenUsage } from '../types.js'
+import { failureFromStreamError } from './provider-failure.js'
+import { StreamBlocks } from './stream-blocks.js'
+
+/** The result of feeding one event: chunks to emit and whether the stream is over. */
+export interface TranslatedEvent {
+  readonly chunks: StreamChunk[]
+  readonly done: boolean
+}
+
+interface WireToolCallDelta {
+  index?: unknown
+  id?: unknown
+  function?: { name?: unknown; arguments?: unknown }
+}
+
+/**
+ * One stateful pass over a Chat Completions SSE stream (DeepSeek, OpenAI and compatible servers). Reasoning
+ * (`reasoning_content`, or `reasoning` on vLLM/OpenRouter) opens one reasoning block, `content` one text block,
+ * and each tool call is keyed by its wire `index`, so parallel calls stay apart. Blocks close, usage is
+ * reported and the finish is decided when `[DONE]` arrives (or at a clean EOF after a `finish_reason`).
+ */
+export class ChatCompletionsTranslator {
+  readonly #blocks = new StreamBlocks()
+  readonly #provider: string
+  readonly #secrets: readonly string[]
+  readonly #requestId: string | undefined
+  #finishReason: string | undefined
+  #usage: TokenUsage | undefined
+  #done = false
+
+  /**
+   * @param provider - route name for messages
+   * @param secrets - redacted from provider-authored text
+   * @param requestId - the response's request id, attached to failures
+   */
+  constructor(provider: string, secrets: readonly string[], requestId?: string) {
+    this.#provider = provider
+    this.#secrets = secrets
+    this.#requestId = requestId
+  }
+
+  /** Translates one event's `data`. */
+  accept(data: string): TranslatedEvent {
+    if (this.#done) return { chunks: [], done: true }
+    if (data.trim() === '[DONE]') return this.#complete()
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(data)
+    } catch {
+      return this.#fail({ message: `${this.#provider} sent an event that is not JSON: ${data.slice(0, 120)}`, code: 'MALFORMED_RESPONSE' })
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      return this.#fail({ message: `${this.#provider} sent an event that is not a JSON object`, code: 'MALFORMED_RESPONSE' })
+    }
+    const event = parsed as Record<string, unknown>
+    // OpenRouter and vLLM report failures inside a 200 stream as `{error: {...}}`.
+    if (event.error !== undefined && event.error !== null) {
+      return this.#fail(failureFromStreamError(this.#provider, event, this.#secrets, this.#requestId))
+    }
+    // The last usage wins: it may ride on the finish chunk or on a trailing usage-only chunk.
+    if (typeof event.usage === 'object' && event.usage !== null) this.#usage = chatCompletionsUsage(event.usage as Record<string, unknown>)
+    const chunks: StreamChunk[] = []
+    const choices = Array.isArray(event.choices) ? event.choices : []
+    // We never ask for n > 1, so only the first choice exists; others would be ignored.
+    const choice = choices[0] as Record<string, unknown> | undefined
+    if (choice !== undefined) {
+      const delta = (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Record<string, unknown>
+      const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : ''
+      chunks.push(...this.#blocks.reasoning('reasoning', reasoning))
+      if (typeof delta.content === 'string') chunks.push(...this.#blocks.text('text', delta.content))
+      if (Array.isArray(delta.tool_calls)) {
+        delta.tool_calls.forEach((raw: unknown, position: number) => {
+          const call = (typeof raw === 'object' && raw !== null ? raw : {}) as WireToolCallDelta
+          // Servers that send each call whole (Ollama, older llama.cpp) may omit `index`; position stands in.
+          const wireIndex = typeof call.index === 'number' ? call.index : position
+          chunks.push(
+            ...this.#blocks.toolCall(`tool:${wireIndex}`, {
+              ...(typeof call.id === 'string' ? { id: call.id } : {}),
+              ...(typeof call.function?.name === 'string' ? { name: call.function.name } : {}),
+              argumentsDelta: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
+            }),
+          )
+        })
+      }
+      if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') this.#finishReason = choice.finish_reason
+    }
+    return { chunks, done: false }
+  }
+
+  /**
+   * The stream ended without `[DONE]`. After a `finish_reason` this is a server that omits `[DONE]` and the
+   * reply is complete; before one, the connection dropped mid-answer (`TRANSPORT`).
+   */
+  endOfStream(): TranslatedEvent {
+    if (this.#done) return { chunks: [], done: true }
+    if (this.#finishReason !== undefined) return this.#complete()
+    return this.#fail({ message: `${this.#provider} closed the stream before the reply was complete`, code: 'TRANSPORT' })
+  }
+
+  #complete(): TranslatedEvent {
+    this.#done = true
+    const chunks = this.#blocks.closeAll()
+    if (this.#usage !== undefined) chunks.push({ type: 'usage', usage: this.#usage })
+    chunks.push({ type: 'finish', reason: this.#finishFor(this.#finishReason) })
+    return { chunks, done: true }
+  }
+
+  #finishFor(reason: string | undefined): FinishReason {
+    const wireReason = reason ?? (this.#blocks.toolCallCount > 0 ? 'tool_calls' : 'stop')
+    switch (wireReason) {
+      case 'stop':
+      case 'tool_calls':
+      case 'function_call':
+        if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#failure(`${this.#provider} finished without any content`, 'EMPTY_RESPONSE') }
+        return wireReason === 'stop' ? { kind: 'stop' } : { kind: 'tool-calls' }
+      case 'length':
+        return { kind: 'max-tokens' }
+      case 'content_filter':
+        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped the reply: content filter`, 'CONTENT_FILTER') }
+      case 'insufficient_system_resource':
+        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped the reply: insufficient system resource`, 'SERVER') }
+      default:
+        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped the reply: ${wireReason}`, wireReason.toUpperCase()) }
+    }
+  }
+
+  #failure(message: string, code: string): LlmFailure {
+    return { message, code, ...(this.#requestId !== undefined ? { requestId: this.#requestId } : {}) }
+  }
+
+  #fail(failure: LlmFailure): TranslatedEvent {
+    this.#done = true
+    const withId = failure.requestId === undefined && this.#requestId !== undefined ? { ...failure, requestId: this.#requestId } : failure
+    return { chunks: [{ type: 'finish', reason: { kind: 'error', failure: withId } }], done: true }
+  }
+}
+
+/**
+ * Usage in non-overlapping buckets. DeepSeek reports `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`;
+ * OpenAI reports `prompt_tokens_details.cached_tokens` inside `prompt_tokens`. Uncached input = miss count, or
+ * prompt tokens minus the cached ones. Reasoning tokens are already part of `completion_tokens`.
+ */
+export function chatCompletionsUsage(raw: Record<string, unknown>): TokenUsage {
+  const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined)
+  const details = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {})
+  const prompt = num(raw.prompt_tokens) ?? 0
+  const cacheRead = num(raw.prompt_cache_hit_tokens) ?? num(details(raw.prompt_tokens_details).cached_tokens)
+  const input = num(raw.prompt_cache_miss_tokens) ?? Math.max(0, prompt - (cacheRead ?? 0))
+  const reasoning = num(details(raw.completion_tokens_details).reasoning_tokens)
+  return {
+    inputTokens: input,
+    outputTokens: num(raw.completion_tokens) ?? 0,
+    ...(cacheRead !== undefined ? { cacheReadTokens: cacheRead } : {}),
+    ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
+  }
+}

@@ -1,0 +1,70 @@
+import { normalizeLlmFailure } from '../llm-error.js'
+import { failureFinish } from '../registry.js'
+import type { GenerateOptions, LlmAdapter, ModelInfo, StreamChunk } from '../types.js'
+import { chatCompletionsBody, type ChatCompletionsDialect } from './chat-completions-request.js'
+import { ChatCompletionsTranslator } from './chat-completions-stream.js'
+import { joinUrl, missingKeyFinish, resolveApiKey, type ApiKeySource } from './endpoint.js'
+import { openEventStream } from './sse.js'
+
+/** Everything the shared Chat Completions adapter needs; DeepSeek and the generic adapter both build one. */
+export interface ChatCompletionsAdapterConfig {
+  readonly provider: string
+  /** Base URL; `/chat/completions` is appended. */
+  readonly baseURL: string
+  readonly key: ApiKeySource
+  /** Extra request headers (OpenRouter attribution, proxies). */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Model facts by exact model name; unknown names pass through with no defaults. */
+  readonly models: Readonly<Record<string, ModelInfo>>
+  readonly dialect: ChatCompletionsDialect
+  readonly idleTimeoutMs?: number
+  readonly fetch?: typeof fetch
+}
+
+/**
+ * Builds a Chat Completions adapter: POST `{baseURL}/chat/completions` with `stream: true`, SSE translated into
+ * stream chunks, every failure reported in-band as a `finish` (`error`, or `aborted` when the caller cancelled).
+ */
+export function createChatCompletionsAdapter(config: ChatCompletionsAdapterConfig): LlmAdapter {
+  return {
+    provider: config.provider,
+    resolveModel: (model) => (Object.hasOwn(config.models, model) ? config.models[model] : undefined),
+    stream: (request) => streamChatCompletions(config, request),
+  }
+}
+
+async function* streamChatCompletions(config: ChatCompletionsAdapterConfig, request: GenerateOptions): AsyncGenerator<StreamChunk> {
+  const key = resolveApiKey(config.key)
+  if (key === undefined && config.key.required) {
+    yield missingKeyFinish(config.provider, config.key.env)
+    return
+  }
+  const secrets = key !== undefined ? [key] : []
+  try {
+    const body = JSON.stringify(chatCompletionsBody(request, config.dialect))
+    const stream = await openEventStream({
+      provider: config.provider,
+      url: joinUrl(config.baseURL, 'chat/completions'),
+      headers: { ...config.headers, ...(key !== undefined ? { authorization: `Bearer ${key}` } : {}) },
+      body,
+      secrets,
+      ...(request.signal !== undefined ? { signal: request.signal } : {}),
+      ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
+      ...(config.fetch !== undefined ? { fetch: config.fetch } : {}),
+    })
+    const translator = new ChatCompletionsTranslator(config.provider, secrets, stream.requestId)
+    try {
+      for await (const event of stream.events) {
+        const result = translator.accept(event.data)
+        yield* result.chunks
+        if (result.done) return
+      }
+      yield* translator.endOfStream().chunks
+    } finally {
+      // Stops reading and closes the socket when we return early (after [DONE], or when the consumer stops).
+      await stream.events.return()
+    }
+  } catch (error) {
+    yield failureFinish(normalizeLlmFailure(error), request.signal)
+  }
+}
