@@ -1,5 +1,7 @@
 import type { DefinedTool } from '../define-tool.js'
 import { editFileTool } from './edit-file.js'
+import { globTool } from './glob.js'
+import { grepTool } from './grep.js'
 import { listTool } from './list.js'
 import { readFileTool } from './read-file.js'
 import { Workspace } from './workspace-path.js'
@@ -14,8 +16,8 @@ export interface BuiltinToolsOptions {
 }
 
 /**
- * The built-in file tools, confined to `root`: `read_file`, `write_file`, `edit_file`, `list`. Paths are relative to `root`; absolute paths, `..` and symlink escapes fail
- * with `PATH_OUTSIDE_ROOT`.
+ * The built-in tools, confined to `root`: `read_file`, `write_file`, `edit_file`, `list`, `grep`, `glob`.
+ * Paths are relative to `root`; absolute paths, `..` and symlink escapes fail with `PATH_OUTSIDE_ROOT`.
  * @example
  * ```ts
  * for (const tool of builtinTools({ root: process.cwd(), shell: true })) harness.tools.register(tool)
@@ -29,6 +31,8 @@ export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
     erase(writeFileTool(workspace)),
     erase(editFileTool(workspace)),
     erase(listTool(workspace)),
+    erase(grepTool(workspace)),
+    erase(globTool(workspace)),
   ]
   return tools
 }
