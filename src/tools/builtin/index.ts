@@ -1,4 +1,5 @@
 import type { DefinedTool } from '../define-tool.js'
+import { bashTool } from './bash.js'
 import { editFileTool } from './edit-file.js'
 import { globTool } from './glob.js'
 import { grepTool } from './grep.js'
@@ -16,8 +17,9 @@ export interface BuiltinToolsOptions {
 }
 
 /**
- * The built-in tools, confined to `root`: `read_file`, `write_file`, `edit_file`, `list`, `grep`, `glob`.
- * Paths are relative to `root`; absolute paths, `..` and symlink escapes fail with `PATH_OUTSIDE_ROOT`.
+ * The built-in tools, confined to `root`: `read_file`, `write_file`, `edit_file`, `list`, `grep`, `glob`, and
+ * `bash` when `shell` is true. Paths are relative to `root`; absolute paths, `..` and symlink escapes fail
+ * with `PATH_OUTSIDE_ROOT`.
  * @example
  * ```ts
  * for (const tool of builtinTools({ root: process.cwd(), shell: true })) harness.tools.register(tool)
@@ -34,6 +36,7 @@ export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
     erase(grepTool(workspace)),
     erase(globTool(workspace)),
   ]
+  if (options.shell === true) tools.push(erase(bashTool(workspace)))
   return tools
 }
 
