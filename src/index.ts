@@ -58,3 +58,15 @@ export type { SessionStore, SessionSummary, SessionWriter, StoredSession } from 
 
 export { retryPlugin } from './plugins/retry.js'
 export type { RetryEventData, RetryPluginOptions } from './plugins/retry.js'
+
+export { anthropicAdapter, ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from './llm/adapters/anthropic.js'
+export type { AnthropicAdapterOptions } from './llm/adapters/anthropic.js'
+export { ANTHROPIC_THINKING_BUDGETS } from './llm/adapters/anthropic-request.js'
+export { deepseekAdapter, DEEPSEEK_BASE_URL, DEEPSEEK_MODELS } from './llm/adapters/deepseek.js'
+export type { DeepseekAdapterOptions } from './llm/adapters/deepseek.js'
+export { openaiCompatibleAdapter } from './llm/adapters/openai-compatible.js'
+export type { ChatCompletionsQuirks, OpenaiCompatibleAdapterOptions } from './llm/adapters/openai-compatible.js'
+export { DEFAULT_IDLE_TIMEOUT_MS } from './llm/adapters/sse.js'
+
+export { builtinTools } from './tools/builtin/index.js'
+export type { BuiltinToolsOptions } from './tools/builtin/index.js'

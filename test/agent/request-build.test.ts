@@ -50,7 +50,7 @@ describe('LOOP-REQUEST-BUILD', () => {
     f.harness.prompt.section('rules', { text: 'Be brief.' })
     f.agent.followup('c')
     await f.agent.whenIdle()
-    const headers = f.ofType('request/header').map((e) => e.data as { header: RequestHeader; reason: string })
+    const headers = f.ofType('request/header').map((e) => e.data as unknown as { header: RequestHeader; reason: string })
     expect(headers.map((h) => h.reason)).toEqual(['initial', 'change'])
     expect(headers[0]?.header).toEqual({ config: { provider: 'scripted', model: 'm1', maxTokens: 100 }, adapterDefaults: { maxTokens: true } })
     expect(headers[1]?.header.system).toBe('Be brief.')
@@ -70,7 +70,7 @@ describe('LOOP-REQUEST-BUILD', () => {
     temperature = 0.2
     f.agent.followup('b')
     await f.agent.whenIdle()
-    const last = f.ofType('request/header').at(-1)?.data as { header: RequestHeader; reason: string }
+    const last = f.ofType('request/header').at(-1)?.data as unknown as { header: RequestHeader; reason: string }
     expect(last.reason).toBe('change')
     // m2 is unknown to the scripted adapter: no default maxTokens, so none is carried over from m1.
     expect(last.header.config).toEqual({ provider: 'scripted', model: 'm2', temperature: 0.2 })
@@ -105,7 +105,7 @@ describe('LOOP-REQUEST-BUILD', () => {
     await f.agent.whenIdle()
     expect(offered).toBe('NO_ADAPTER')
     expect(f.turnEnds()).toMatchObject([{ kind: 'error', error: { code: 'NO_ADAPTER' } }])
-    const header = f.ofType('request/header')[0]?.data as { header: RequestHeader }
+    const header = f.ofType('request/header')[0]?.data as unknown as { header: RequestHeader }
     expect(header.header.config.provider).toBe('ghost')
     expect(header.header.adapterDefaults).toBeUndefined()
 
