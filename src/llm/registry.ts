@@ -90,7 +90,15 @@ export class LlmRegistry {
       throw new LlmError({ message: `no adapter is registered for provider '${config.provider}'`, code: 'NO_ADAPTER' })
     }
     const info: ModelInfo | undefined = adapter.resolveModel?.(config.model)
-    const effective: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = { ...config }
+    // A detached copy of exactly the call-config fields: freezing it must never freeze the caller's objects.
+    const effective: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = {
+      provider: config.provider,
+      model: config.model,
+      ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+      ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
+      ...(config.stop !== undefined ? { stop: [...config.stop] } : {}),
+    }
     const defaults: { -readonly [K in keyof AdapterDefaults]: AdapterDefaults[K] } = {}
     if (effective.maxTokens === undefined && info?.defaultMaxTokens !== undefined) {
       effective.maxTokens = info.defaultMaxTokens
