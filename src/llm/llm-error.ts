@@ -35,48 +35,113 @@ export class LlmError extends HarnessError {
   /** The structured failure (frozen). */
   readonly failure: LlmFailure
 
-  /** @param init - message and code are required; the rest is validated (status 100–599, positive retry-after). */
+  /**
+   * @param init - `message` and `code` non-empty; `status` an integer 100–599; `providerRetryAfterMs` positive
+   *   and finite; `requestId` non-empty. Absent optional fields stay absent.
+   * @throws HarnessError `INVALID_LLM_FAILURE` naming the first field that breaks these rules
+   */
   constructor(init: LlmErrorInit, options?: { cause?: unknown }) {
-    const failure = validateFailure(init)
+    const problem = failureProblem(init)
+    if (problem !== undefined) throw new HarnessError(`invalid LlmError: ${problem}`, 'INVALID_LLM_FAILURE')
+    const failure = copyFailure(init)
     super(failure.message, failure.code, options)
     this.failure = failure
   }
 }
 
-function validateFailure(init: LlmFailure): LlmFailure {
-  const message = typeof init.message === 'string' && init.message !== '' ? init.message : 'LLM request failed'
-  const code = typeof init.code === 'string' && init.code !== '' ? init.code : 'UNKNOWN'
-  const out: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { message, code }
-  if (Number.isInteger(init.status) && (init.status as number) >= 100 && (init.status as number) <= 599) out.status = init.status
-  const retry = init.providerRetryAfterMs
-  if (typeof retry === 'number' && Number.isFinite(retry) && retry > 0) out.providerRetryAfterMs = retry
-  if (typeof init.requestId === 'string' && init.requestId !== '') out.requestId = init.requestId
+/** What makes `value` an invalid {@link LlmFailure}, or `undefined` when it is valid. */
+function failureProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return 'a failure must be an object'
+  const v = value as Record<string, unknown>
+  if (typeof v.message !== 'string' || v.message === '') return 'message must be a non-empty string'
+  if (typeof v.code !== 'string' || v.code === '') return 'code must be a non-empty string'
+  if (v.status !== undefined && !(Number.isInteger(v.status) && (v.status as number) >= 100 && (v.status as number) <= 599)) {
+    return `status ${String(v.status)} must be an integer from 100 to 599`
+  }
+  const retry = v.providerRetryAfterMs
+  if (retry !== undefined && !(typeof retry === 'number' && Number.isFinite(retry) && retry > 0)) {
+    return `providerRetryAfterMs ${String(retry)} must be a positive finite number`
+  }
+  if (v.requestId !== undefined && (typeof v.requestId !== 'string' || v.requestId === '')) return 'requestId must be a non-empty string'
+  return undefined
+}
+
+/** A frozen copy of a valid failure holding exactly its known fields. */
+function copyFailure(init: LlmFailure): LlmFailure {
+  const out: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { message: init.message, code: init.code }
+  if (init.status !== undefined) out.status = init.status
+  if (init.providerRetryAfterMs !== undefined) out.providerRetryAfterMs = init.providerRetryAfterMs
+  if (init.requestId !== undefined) out.requestId = init.requestId
   return Object.freeze(out)
 }
 
-/** True when `value` has the exact shape of an {@link LlmFailure}. */
+/** True when `value` is a valid {@link LlmFailure} (the rules the {@link LlmError} constructor enforces). */
 export function isLlmFailure(value: unknown): value is LlmFailure {
-  if (typeof value !== 'object' || value === null) return false
-  const v = value as Record<string, unknown>
-  return typeof v.message === 'string' && v.message !== '' && typeof v.code === 'string' && v.code !== ''
+  try {
+    return failureProblem(value) === undefined
+  } catch {
+    return false
+  }
 }
 
+const FALLBACK_MESSAGE = 'LLM adapter failed'
+
 /**
- * Turns anything thrown into an {@link LlmFailure}. An error's own `failure` is trusted only when it is valid
- * and agrees with the error's `code` (copies across realms or packages); third-party errors become `UNKNOWN`.
+ * Turns anything thrown into a frozen {@link LlmFailure}; never throws. An error's own data property `failure`
+ * is trusted only when it is valid and its `code` equals the error's own data property `code` (copies across
+ * realms or packages); otherwise the result is `{message, code}` with the `HarnessError` code, or `UNKNOWN` for
+ * third-party errors and non-Error values (rendered with a hostile-safe `String()`).
  */
 export function normalizeLlmFailure(thrown: unknown): LlmFailure {
-  if (thrown instanceof Error) {
-    const own = thrown as Error & { failure?: unknown; code?: unknown }
-    if (isLlmFailure(own.failure) && own.failure.code === own.code) return validateFailure(own.failure)
-    const code = thrown instanceof HarnessError ? thrown.code : 'UNKNOWN'
-    return validateFailure({ message: thrown.message || 'LLM adapter failed', code })
+  try {
+    if (thrown instanceof Error) {
+      const own = ownData(thrown, 'failure')
+      if (isLlmFailure(own) && own.code === ownData(thrown, 'code')) return copyFailure(own)
+      const code = thrown instanceof HarnessError && typeof thrown.code === 'string' && thrown.code !== '' ? thrown.code : 'UNKNOWN'
+      const message: unknown = thrown.message
+      return copyFailure({ message: typeof message === 'string' && message !== '' ? message : FALLBACK_MESSAGE, code })
+    }
+  } catch {
+    // A hostile proxy or getter: fall through to the generic rendering below.
   }
   let text: string
   try {
     text = String(thrown)
   } catch {
-    text = 'LLM adapter failed'
+    text = FALLBACK_MESSAGE
   }
-  return validateFailure({ message: text || 'LLM adapter failed', code: 'UNKNOWN' })
+  return copyFailure({ message: text !== '' ? text : FALLBACK_MESSAGE, code: 'UNKNOWN' })
+}
+
+/** The value of an own data property (getters are never run). */
+function ownData(target: object, key: string): unknown {
+  const desc = Object.getOwnPropertyDescriptor(target, key)
+  return desc !== undefined && 'value' in desc ? desc.value : undefined
+}
+
+/**
+ * A valid failure built from whatever an adapter put in an in-band `finish {error|aborted}`: valid fields are
+ * kept, invalid optional fields dropped, a missing message or code replaced (`UNKNOWN`). Never throws.
+ */
+export function sanitizeLlmFailure(value: unknown): LlmFailure {
+  if (isLlmFailure(value)) return copyFailure(value)
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
+  const pick = (key: string): unknown => {
+    try {
+      return v[key]
+    } catch {
+      return undefined
+    }
+  }
+  const message = pick('message')
+  const code = pick('code')
+  const out: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = {
+    message: typeof message === 'string' && message !== '' ? message : FALLBACK_MESSAGE,
+    code: typeof code === 'string' && code !== '' ? code : 'UNKNOWN',
+  }
+  for (const key of ['status', 'providerRetryAfterMs', 'requestId'] as const) {
+    const candidate = { message: out.message, code: out.code, [key]: pick(key) }
+    if (candidate[key] !== undefined && failureProblem(candidate) === undefined) Object.assign(out, { [key]: candidate[key] })
+  }
+  return Object.freeze(out)
 }

@@ -1,6 +1,6 @@
 import { HarnessError } from '../errors/harness-error.js'
 import { deepFreeze } from '../json/lossless.js'
-import { LlmError, RETRYABLE_CODES, normalizeLlmFailure } from './llm-error.js'
+import { LlmError, RETRYABLE_CODES, isLlmFailure, normalizeLlmFailure, sanitizeLlmFailure } from './llm-error.js'
 import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, RetryPolicy, StreamChunk } from './types.js'
 
 /** Retry policy used for adapters that declare none. */
@@ -90,7 +90,15 @@ export class LlmRegistry {
       throw new LlmError({ message: `no adapter is registered for provider '${config.provider}'`, code: 'NO_ADAPTER' })
     }
     const info: ModelInfo | undefined = adapter.resolveModel?.(config.model)
-    const effective: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = { ...config }
+    // A detached copy of exactly the call-config fields: freezing it must never freeze the caller's objects.
+    const effective: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = {
+      provider: config.provider,
+      model: config.model,
+      ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+      ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
+      ...(config.stop !== undefined ? { stop: [...config.stop] } : {}),
+    }
     const defaults: { -readonly [K in keyof AdapterDefaults]: AdapterDefaults[K] } = {}
     if (effective.maxTokens === undefined && info?.defaultMaxTokens !== undefined) {
       effective.maxTokens = info.defaultMaxTokens
@@ -220,9 +228,15 @@ async function* guardAdapter(adapter: LlmAdapter, request: GenerateOptions): Asy
         done = true
         return
       }
-      yield result.value
+      const chunk = result.value
+      // An in-band failure must carry a valid LlmFailure (the loop turns it into an LlmError).
+      if (chunk.type === 'finish' && (chunk.reason.kind === 'error' || chunk.reason.kind === 'aborted') && !isLlmFailure(chunk.reason.failure)) {
+        yield { ...chunk, reason: { kind: chunk.reason.kind, failure: sanitizeLlmFailure(chunk.reason.failure) } }
+      } else {
+        yield chunk
+      }
       // Nothing may follow a finish; return() below lets the adapter release its connection.
-      if (result.value.type === 'finish') return
+      if (chunk.type === 'finish') return
     }
   } finally {
     // Consumer stopped early (cancel): let the adapter close its socket.

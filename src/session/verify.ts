@@ -39,7 +39,8 @@ export function verifySessionLog(events: readonly SessionEvent[], options: { all
       problems.push((error as Error).message)
       surface.apply({ ...e, surfaceOp: undefined } as SessionEvent)
     }
-    const d = e.data as Record<string, unknown>
+    // Stored logs may be damaged: never assume the data has the shape its type promises.
+    const d = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as Record<string, unknown>
     if (e.type === 'assistant/chunk' || e.type === 'step/start') byStep.set(e.seq, `${String(d.turn)}/${String(d.step)}`)
     if (e.type === 'request/header') {
       const header = (d as { header?: Parameters<typeof canonicalHeader>[0] }).header
@@ -49,7 +50,13 @@ export function verifySessionLog(events: readonly SessionEvent[], options: { all
         problems.push(`seq ${e.seq} (request/header): header is not in canonical form`)
       }
     }
-    if (e.type === 'assistant/message') problems.push(...checkAnchor(e, events, byStep))
+    if (e.type === 'assistant/message') {
+      try {
+        problems.push(...checkAnchor(e, events, byStep))
+      } catch (error) {
+        problems.push(`seq ${e.seq} (assistant/message): could not be checked: ${(error as Error).message}`)
+      }
+    }
   }
   const end = grammar.end(options)
   if (end !== undefined) problems.push(end)
@@ -57,7 +64,10 @@ export function verifySessionLog(events: readonly SessionEvent[], options: { all
 }
 
 function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], byStep: Map<number, string>): string[] {
-  const d = anchor.data as { turn: number; step: number; message: { content: unknown[] }; interrupted?: true }
+  const d = anchor.data as { turn: number; step: number; message: { content: unknown[] }; interrupted?: true } | null
+  if (typeof d !== 'object' || d === null || typeof d.message !== 'object' || d.message === null || !Array.isArray(d.message.content)) {
+    return [`seq ${anchor.seq} (assistant/message): has no message content`]
+  }
   const cited = anchor.sourceEventSeqs ?? []
   const assembler = new BlockAssembler()
   for (const seq of cited) {
