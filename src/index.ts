@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 export { HarnessError, InvariantError, errorChain } from './errors/harness-error.js'
-export { checkJsonSnapshot, deepFreeze, isJsonValue, snapshotJson, snapshotJsonValue } from './json/lossless.js'
+export { checkJsonSnapshot, deepFreeze, isJsonValue, snapshotJson, snapshotJsonFrozen, snapshotJsonValue } from './json/lossless.js'
 export type { JsonIssue, JsonObject, JsonSnapshotResult, JsonValue } from './json/lossless.js'
 
 export { createHookBus } from './hooks/hook-bus.js'

@@ -19,6 +19,13 @@ export type JsonSnapshotResult = { ok: true; value: JsonValue } | { ok: false; i
 
 const MAX_DEPTH = 5_000
 
+/** State of one snapshot pass (module-level functions, no per-call closures: this runs for every event). */
+interface Pass {
+  readonly ancestors: object[]
+  readonly freeze: boolean
+  issue: JsonIssue | undefined
+}
+
 /**
  * Validates and deep-copies `value` in one pass, reading every property exactly once (so a getter cannot
  * answer differently to the check and to the copy). Accepts `null`, booleans, strings, finite numbers other
@@ -27,69 +34,97 @@ const MAX_DEPTH = 5_000
  * (Date, Map, Set, …). Key order is kept; `__proto__` is copied as an ordinary key.
  */
 export function checkJsonSnapshot(value: unknown): JsonSnapshotResult {
-  const ancestors: object[] = []
-  let issue: JsonIssue | undefined
-  const fail = (path: string, reason: string): undefined => {
-    issue ??= { path, reason }
-    return undefined
-  }
-  const copy = (v: unknown, path: string): JsonValue | undefined => {
-    switch (typeof v) {
-      case 'string':
-      case 'boolean':
-        return v
-      case 'number':
-        if (!Number.isFinite(v)) return fail(path, `non-finite number ${String(v)}`)
-        if (Object.is(v, -0)) return fail(path, '-0 does not survive JSON')
-        return v
-      case 'object':
-        break
-      default:
-        return fail(path, `${typeof v} is not JSON`)
-    }
-    if (v === null) return null
-    if (ancestors.includes(v)) return fail(path, 'cycle')
-    if (ancestors.length >= MAX_DEPTH) return fail(path, `nested deeper than ${MAX_DEPTH}`)
-    ancestors.push(v)
-    try {
-      return Array.isArray(v) ? copyArray(v, path) : copyObject(v, path)
-    } finally {
-      ancestors.pop()
-    }
-  }
-  const copyArray = (arr: unknown[], path: string): JsonValue[] | undefined => {
-    if (Object.getPrototypeOf(arr) !== Array.prototype) return fail(path, 'array subclass')
-    const keys = Reflect.ownKeys(arr)
-    if (keys.length !== arr.length + 1) return fail(path, 'sparse array or array with extra keys')
-    const out: JsonValue[] = new Array<JsonValue>(arr.length)
-    for (let i = 0; i < arr.length; i++) {
-      if (!Object.prototype.hasOwnProperty.call(arr, i)) return fail(`${path}[${i}]`, 'hole in sparse array')
-      const item = copy(arr[i], `${path}[${i}]`)
-      if (item === undefined) return undefined
-      out[i] = item
-    }
-    return out
-  }
-  const copyObject = (obj: object, path: string): JsonObject | undefined => {
-    const proto: unknown = Object.getPrototypeOf(obj)
-    if (proto !== Object.prototype && proto !== null) return fail(path, 'class instance (not a plain object)')
-    const out: JsonObject = {}
-    for (const key of Reflect.ownKeys(obj)) {
-      if (typeof key === 'symbol') return fail(path, 'symbol key')
-      const desc = Object.getOwnPropertyDescriptor(obj, key)
-      if (desc === undefined) continue
-      if (!desc.enumerable) return fail(`${path}.${key}`, 'non-enumerable property')
-      const raw = 'value' in desc ? desc.value : desc.get?.call(obj)
-      const item = copy(raw, `${path}.${key}`)
-      if (item === undefined) return undefined
-      // defineProperty, not assignment: `__proto__` must stay an ordinary own key.
-      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true })
-    }
-    return out
-  }
-  const result = copy(value, '$')
-  if (result === undefined) return { ok: false, issue: issue ?? { path: '$', reason: 'not JSON' } }
+  return runPass(value, false)
+}
+
+function runPass(value: unknown, freeze: boolean): JsonSnapshotResult {
+  const pass: Pass = { ancestors: [], freeze, issue: undefined }
+  const result = copyValue(pass, value, '$')
+  if (result === undefined) return { ok: false, issue: pass.issue ?? { path: '$', reason: 'not JSON' } }
   return { ok: true, value: result }
+}
+
+function fail(pass: Pass, path: string, reason: string): undefined {
+  pass.issue ??= { path, reason }
+  return undefined
+}
+
+function copyValue(pass: Pass, v: unknown, path: string): JsonValue | undefined {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v
+    case 'number':
+      if (!Number.isFinite(v)) return fail(pass, path, `non-finite number ${String(v)}`)
+      if (v === 0 && 1 / v < 0) return fail(pass, path, '-0 does not survive JSON')
+      return v
+    case 'object':
+      break
+    default:
+      return fail(pass, path, `${typeof v} is not JSON`)
+  }
+  if (v === null) return null
+  const ancestors = pass.ancestors
+  if (ancestors.includes(v)) return fail(pass, path, 'cycle')
+  if (ancestors.length >= MAX_DEPTH) return fail(pass, path, `nested deeper than ${MAX_DEPTH}`)
+  ancestors.push(v)
+  const out = Array.isArray(v) ? copyArray(pass, v, path) : copyObject(pass, v, path)
+  ancestors.pop()
+  if (out !== undefined && pass.freeze) Object.freeze(out)
+  return out
+}
+
+function copyArray(pass: Pass, arr: unknown[], path: string): JsonValue[] | undefined {
+  if (Object.getPrototypeOf(arr) !== Array.prototype) return fail(pass, path, 'array subclass')
+  const n = arr.length
+  const out: JsonValue[] = new Array<JsonValue>(n)
+  for (let i = 0; i < n; i++) {
+    if (!(i in arr)) return fail(pass, `${path}[${i}]`, 'hole in sparse array')
+    const item = copyValue(pass, arr[i], '')
+    if (item === undefined) return rewritePath(pass, `${path}[${i}]`)
+    out[i] = item
+  }
+  // Extra own keys (a named property on an array) would be lost by JSON: refuse them.
+  if (Object.keys(arr).length !== n) return fail(pass, path, 'array with extra keys')
+  return out
+}
+
+function copyObject(pass: Pass, obj: object, path: string): JsonObject | undefined {
+  const proto: unknown = Object.getPrototypeOf(obj)
+  if (proto !== Object.prototype && proto !== null) return fail(pass, path, 'class instance (not a plain object)')
+  const keys = Object.keys(obj)
+  if (Object.getOwnPropertySymbols(obj).length > 0) return fail(pass, path, 'symbol key')
+  if (Object.getOwnPropertyNames(obj).length !== keys.length) return fail(pass, path, 'non-enumerable property')
+  const out: JsonObject = {}
+  const source = obj as Record<string, unknown>
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string
+    const item = copyValue(pass, source[key], '')
+    if (item === undefined) return rewritePath(pass, `${path}.${key}`)
+    // Plain assignment would set the prototype for `__proto__`: that key must stay an ordinary own key.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true })
+    else out[key] = item
+  }
+  return out
+}
+
+/** Paths are built only on failure: the innermost failure recorded a relative path, prefix it on the way out. */
+function rewritePath(pass: Pass, prefix: string): undefined {
+  const issue = pass.issue
+  if (issue !== undefined) pass.issue = { path: prefix + issue.path, reason: issue.reason }
+  return undefined
+}
+
+/**
+ * Like {@link checkJsonSnapshot}, but the copy comes back deep-frozen (one pass instead of copy + freeze):
+ * what the session log uses for every event.
+ */
+export function snapshotJsonFrozen(value: unknown, what = 'value'): JsonValue {
+  const result = runPass(value, true)
+  if (!result.ok) {
+    throw new HarnessError(`${what} is not lossless JSON at ${result.issue.path}: ${result.issue.reason}`, 'INVALID_JSON')
+  }
+  return result.value
 }
 
 /** Validates and deep-copies `value`; `undefined` when it is not lossless JSON. */

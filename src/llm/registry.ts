@@ -170,6 +170,7 @@ export class LlmRegistry {
 
   /** Replay state is adapter-private: strip it from history produced by another adapter. */
   #withoutForeignReplayState(request: GenerateOptions, target: LlmAdapter): GenerateOptions {
+    if (replayStateFree.has(request.messages)) return request
     const foreign = (m: Message): boolean =>
       m.source.kind === 'model' && m.source.replayState !== undefined && this.#adapters.get(m.source.provider) !== target
     if (!request.messages.some(foreign)) return request
@@ -180,6 +181,16 @@ export class LlmRegistry {
     })
     return { ...request, messages }
   }
+}
+
+const replayStateFree = new WeakSet<readonly Message[]>()
+
+/**
+ * Marks a frozen history array as carrying no replay state, so requests built on it skip the foreign
+ * replay-state scan (the session log knows this incrementally; a scan would cost O(history) per request).
+ */
+export function markReplayStateFree(messages: readonly Message[]): void {
+  if (Object.isFrozen(messages)) replayStateFree.add(messages)
 }
 
 /** Field-wise equality of two call configs (`stop` element by element). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { HarnessError } from '../errors/harness-error.js'
-import { deepFreeze, snapshotJson, type JsonValue } from '../json/lossless.js'
+import { snapshotJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
+import { markReplayStateFree } from '../llm/registry.js'
 import type { Message } from '../llm/types.js'
 import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
@@ -79,6 +80,7 @@ export class Session {
   #projectedNodes = 0
   #derivedGeneration = 0
   #derivedView: readonly Message[] | undefined
+  #replayStateMessages = 0
   #header: RequestHeader | undefined
   #context: { provider: string; model: string; contextWindow?: number } | undefined
   #lastTurn = 0
@@ -144,7 +146,7 @@ export class Session {
    */
   append(type: string, data: unknown, options?: AppendOptions): SessionEvent {
     if (typeof type !== 'string' || type === '') throw new HarnessError('event type must be a non-empty string', 'INVALID_EVENT')
-    const snapshot = snapshotJson(data, `'${type}' event data`)
+    const snapshot = snapshotJsonFrozen(data, `'${type}' event data`)
     if (this.#publishing) {
       throw new HarnessError(`'${type}' appended from inside a session/event listener of the same session; append later instead`, 'REENTRANT_APPEND')
     }
@@ -181,7 +183,11 @@ export class Session {
    */
   deriveMessagesFrozen(): readonly Message[] {
     this.#catchUp()
-    this.#derivedView ??= Object.freeze(this.#derived.slice())
+    if (this.#derivedView === undefined) {
+      this.#derivedView = Object.freeze(this.#derived.slice())
+      // Lets the adapter boundary skip its per-request scan for foreign replay state (O(history) otherwise).
+      if (this.#replayStateMessages === 0) markReplayStateFree(this.#derivedView)
+    }
     return this.#derivedView
   }
 
@@ -192,6 +198,7 @@ export class Session {
   #fold(): void {
     if (this.#derivedGeneration !== this.#surface.generation) {
       this.#derived.length = 0
+      this.#replayStateMessages = 0
       this.#projectedNodes = 0
       this.#derivedGeneration = this.#surface.generation
       this.#derivedView = undefined
@@ -200,6 +207,7 @@ export class Session {
     for (; this.#projectedNodes < nodes.length; this.#projectedNodes++) {
       const message = projectSurfaceEvent(this.#log[nodes[this.#projectedNodes] as number] as SessionEvent)
       if (message !== undefined) {
+        if (message.source.kind === 'model' && message.source.replayState !== undefined) this.#replayStateMessages++
         this.#derived.push(message)
         this.#derivedView = undefined
       }
@@ -238,7 +246,7 @@ export class Session {
     if (!known.has(raw.type) && raw.ignorable !== true) {
       throw corrupt(seq, `unknown event type '${raw.type}' is not marked ignorable (written by a newer ledgerloop or a plugin that is not installed?)`)
     }
-    const event = Object.isFrozen(raw) ? raw : deepFreeze(snapshotJson(raw, `event ${seq}`) as unknown as SessionEvent)
+    const event = Object.isFrozen(raw) ? raw : (snapshotJsonFrozen(raw, `event ${seq}`) as unknown as SessionEvent)
     try {
       this.#surface.validateNext(event, (s) => this.#log[s])
     } catch (error) {
@@ -276,10 +284,11 @@ function buildEvent(type: string, seq: number, data: JsonValue, options: AppendO
   }
   if (isSurface && options?.ignorable === true) throw new HarnessError('a surface event cannot be ignorable', 'INVALID_EVENT')
   const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { type, seq, time: Date.now(), data }
-  if (options?.surfaceOp !== undefined) event.surfaceOp = snapshotJson(options.surfaceOp, 'surfaceOp') as SurfaceOp
-  if (options?.sourceEventSeqs !== undefined) event.sourceEventSeqs = snapshotJson(options.sourceEventSeqs, 'sourceEventSeqs') as number[]
+  if (options?.surfaceOp !== undefined) event.surfaceOp = snapshotJsonFrozen(options.surfaceOp, 'surfaceOp') as SurfaceOp
+  if (options?.sourceEventSeqs !== undefined) event.sourceEventSeqs = snapshotJsonFrozen(options.sourceEventSeqs, 'sourceEventSeqs') as number[]
   if (options?.ignorable === true) event.ignorable = true
-  return deepFreeze(event)
+  // data and surface parts are already deep-frozen copies: freezing the envelope completes the event.
+  return Object.freeze(event)
 }
 
 function corrupt(seq: number, why: string, cause?: unknown): HarnessError {
