@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { HarnessError } from '../errors/harness-error.js'
-import { snapshotJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
+import { snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import { markReplayStateFree } from '../llm/registry.js'
 import type { Message } from '../llm/types.js'
 import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp } from './events.js'

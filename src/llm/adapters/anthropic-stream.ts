@@ -1,5 +1,5 @@
 import type { FinishReason, LlmFailure, StreamChunk, TokenUsage } from '../types.js'
-import type { TranslatedEvent } from './chat-completions-stream.js'
+import type { TranslatedEvent } from './translated-stream.js'
 import { failureFromStreamError } from './provider-failure.js'
 import { StreamBlocks } from './stream-blocks.js'
 

@@ -1,10 +1,8 @@
-import { normalizeLlmFailure } from '../llm-error.js'
-import { failureFinish } from '../registry.js'
+import { streamTranslatedEvents } from './translated-stream.js'
 import type { GenerateOptions, LlmAdapter, ModelInfo, StreamChunk } from '../types.js'
 import { anthropicBody, type AnthropicEndpointTraits } from './anthropic-request.js'
 import { AnthropicTranslator } from './anthropic-stream.js'
 import { joinUrl, missingKeyFinish, resolveApiKey } from './endpoint.js'
-import { openEventStream } from './sse.js'
 
 /** Anthropic's API base; `/v1/messages` is appended. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com'
@@ -87,8 +85,8 @@ async function* streamMessages(
     yield { type: 'finish', reason: { kind: 'error', failure: { message: body, code: 'BAD_REQUEST' } } }
     return
   }
-  try {
-    const stream = await openEventStream({
+  yield* streamTranslatedEvents(
+    {
       provider: 'anthropic',
       url: joinUrl(baseURL, 'v1/messages'),
       headers: { 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION },
@@ -97,20 +95,7 @@ async function* streamMessages(
       ...(request.signal !== undefined ? { signal: request.signal } : {}),
       ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
       ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
-    })
-    const translator = new AnthropicTranslator('anthropic', [key], stream.requestId)
-    try {
-      for await (const event of stream.events) {
-        const result = translator.accept(event.data)
-        yield* result.chunks
-        if (result.done) return
-      }
-      yield* translator.endOfStream().chunks
-    } finally {
-      // Closes the socket when we stop early (after message_stop, or when the consumer stops).
-      await stream.events.return()
-    }
-  } catch (error) {
-    yield failureFinish(normalizeLlmFailure(error), request.signal)
-  }
+    },
+    (requestId) => new AnthropicTranslator('anthropic', [key], requestId),
+  )
 }

@@ -2,11 +2,7 @@ import type { FinishReason, LlmFailure, StreamChunk, TokenUsage } from '../types
 import { failureFromStreamError } from './provider-failure.js'
 import { StreamBlocks } from './stream-blocks.js'
 
-/** The result of feeding one event: chunks to emit and whether the stream is over. */
-export interface TranslatedEvent {
-  readonly chunks: StreamChunk[]
-  readonly done: boolean
-}
+import type { TranslatedEvent } from './translated-stream.js'
 
 interface WireToolCallDelta {
   index?: unknown

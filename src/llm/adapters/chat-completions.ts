@@ -1,10 +1,10 @@
 import { normalizeLlmFailure } from '../llm-error.js'
+import { streamTranslatedEvents } from './translated-stream.js'
 import { failureFinish } from '../registry.js'
 import type { GenerateOptions, LlmAdapter, ModelInfo, StreamChunk } from '../types.js'
 import { chatCompletionsBody, type ChatCompletionsDialect } from './chat-completions-request.js'
 import { ChatCompletionsTranslator } from './chat-completions-stream.js'
 import { joinUrl, missingKeyFinish, resolveApiKey, type ApiKeySource } from './endpoint.js'
-import { openEventStream } from './sse.js'
 
 /** Everything the shared Chat Completions adapter needs; DeepSeek and the generic adapter both build one. */
 export interface ChatCompletionsAdapterConfig {
@@ -40,9 +40,15 @@ async function* streamChatCompletions(config: ChatCompletionsAdapterConfig, requ
     return
   }
   const secrets = key !== undefined ? [key] : []
+  let body: string
   try {
-    const body = JSON.stringify(chatCompletionsBody(request, config.dialect))
-    const stream = await openEventStream({
+    body = JSON.stringify(chatCompletionsBody(request, config.dialect))
+  } catch (error) {
+    yield failureFinish(normalizeLlmFailure(error), request.signal)
+    return
+  }
+  yield* streamTranslatedEvents(
+    {
       provider: config.provider,
       url: joinUrl(config.baseURL, 'chat/completions'),
       headers: { ...config.headers, ...(key !== undefined ? { authorization: `Bearer ${key}` } : {}) },
@@ -51,20 +57,7 @@ async function* streamChatCompletions(config: ChatCompletionsAdapterConfig, requ
       ...(request.signal !== undefined ? { signal: request.signal } : {}),
       ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
       ...(config.fetch !== undefined ? { fetch: config.fetch } : {}),
-    })
-    const translator = new ChatCompletionsTranslator(config.provider, secrets, stream.requestId)
-    try {
-      for await (const event of stream.events) {
-        const result = translator.accept(event.data)
-        yield* result.chunks
-        if (result.done) return
-      }
-      yield* translator.endOfStream().chunks
-    } finally {
-      // Stops reading and closes the socket when we return early (after [DONE], or when the consumer stops).
-      await stream.events.return()
-    }
-  } catch (error) {
-    yield failureFinish(normalizeLlmFailure(error), request.signal)
-  }
+    },
+    (requestId) => new ChatCompletionsTranslator(config.provider, secrets, requestId),
+  )
 }
