@@ -3,7 +3,7 @@ import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
 import { deepFreeze, snapshotJson } from '../json/lossless.js'
 import { BlockAssembler } from '../llm/block-assembler.js'
 import { LlmError } from '../llm/llm-error.js'
-import { createAssistantMessage, toUserMessage } from '../llm/messages.js'
+import { draftAssistantMessage, toUserMessage } from '../llm/messages.js'
 import type { LlmRegistry, PreparedCall } from '../llm/registry.js'
 import type { GenerateOptions, LlmCallConfig, LlmFailure, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
 import type { CancelCause, SessionEvent, TurnEndReason } from '../session/events.js'
@@ -319,7 +319,7 @@ export class Agent {
       const content = assembler.blocks()
       const source = { kind: 'model' as const, provider: request.provider, model: request.model }
       const replayState = assembler.replayState()
-      const message = createAssistantMessage(content, replayState !== undefined ? { ...source, replayState } : source)
+      const message = draftAssistantMessage(content, replayState !== undefined ? { ...source, replayState } : source)
       const usage = assembler.usage
       this.#append('assistant/message', { turn, step, message, ...(usage !== undefined ? { usage } : {}) }, 'append', chunkSeqs)
       if (finish.kind === 'max-tokens') return { kind: 'max-tokens' } // truncated tool calls were dropped: never run them
@@ -347,7 +347,7 @@ export class Agent {
   #appendInterrupted(assembler: BlockAssembler, request: GenerateOptions, chunkSeqs: number[], turn: number, step: number): void {
     const content = assembler.interruptedBlocks()
     if (content.length === 0) return
-    const message = createAssistantMessage(content, { kind: 'model', provider: request.provider, model: request.model })
+    const message = draftAssistantMessage(content, { kind: 'model', provider: request.provider, model: request.model })
     const usage = assembler.usage
     this.#append('assistant/message', { turn, step, message, interrupted: true, ...(usage !== undefined ? { usage } : {}) }, 'append', chunkSeqs)
   }

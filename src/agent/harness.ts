@@ -76,10 +76,10 @@ export interface Harness {
  */
 export function createHarness(options: HarnessOptions = {}): Harness {
   const hooks: HookBus<LedgerHooks> = createHookBus<LedgerHooks>(options.onListenerError ? { onListenerError: options.onListenerError } : {})
-  const llm = new LlmRegistry(async (request, terminal) => {
-    if (!hooks.has('llm/stream')) return terminal(request)
-    return hooks.waterfall('llm/stream', request, terminal, request.sessionId)
-  })
+  const llm = new LlmRegistry(
+    (request, terminal) => hooks.waterfall('llm/stream', request, terminal, request.sessionId),
+    () => hooks.has('llm/stream'),
+  )
   const tools = new ToolRegistry()
   const prompt = new PromptRegistry()
   const store = options.store ?? new MemoryStore()

@@ -2,7 +2,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { HookBus } from '../hooks/hook-bus.js'
 import type { JsonValue } from '../json/lossless.js'
 import { snapshotJsonValue } from '../json/lossless.js'
-import { createToolResultMessage } from '../llm/messages.js'
+import { draftToolResultMessage } from '../llm/messages.js'
 import type { ContentBlock, ToolCallBlock, UserMessage } from '../llm/types.js'
 import type { Session } from '../session/session.js'
 import { normalizeToolOutput, type DefinedTool } from '../tools/define-tool.js'
@@ -193,7 +193,7 @@ function commit(ctx: ToolBatchContext, slot: Slot, result: ToolCallResult): bool
 }
 
 function appendResult(ctx: ToolBatchContext, callId: string, callSeq: number, result: ToolCallResult): void {
-  const message = createToolResultMessage({ callId, content: result.content, isError: result.isError })
+  const message = draftToolResultMessage(callId, result.content, result.isError)
   ctx.session.append(
     'tool/result',
     {

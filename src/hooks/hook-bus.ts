@@ -121,6 +121,8 @@ export function createHookBus<M>(options: HookBusOptions = {}): HookBus<M> {
       }
     },
     async waterfall(name, payload, terminal, scope) {
+      // Fast path (runs several times per step): no listener, no chain to build.
+      if (!table.has(name)) return await terminal(payload)
       const list = visible(name, scope)
       type P = typeof payload
       const run = async (index: number, current: P): Promise<ResultOf<M[typeof name]>> => {

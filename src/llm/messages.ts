@@ -53,3 +53,17 @@ export function isToolResultMessage(message: { role: string; source: MessageSour
 function freeze(message: object): object {
   return deepFreeze(snapshotJson(message, 'message') as object)
 }
+
+/**
+ * An assistant message as a plain, unfrozen object, for code that hands it straight to `session.append`
+ * (which copies and freezes it once): saves the second deep copy {@link createAssistantMessage} would make.
+ */
+export function draftAssistantMessage(content: readonly ContentBlock[], source: ModelSource): AssistantMessage {
+  return { id: randomUUID(), role: 'assistant', content, source }
+}
+
+/** A tool-result message as a plain, unfrozen object, for direct `session.append` (see {@link draftAssistantMessage}). */
+export function draftToolResultMessage(callId: string, content: readonly ContentBlock[], isError: boolean): ToolResultMessage {
+  const block = isError ? { type: 'tool-result' as const, toolCallId: callId, content, isError: true } : { type: 'tool-result' as const, toolCallId: callId, content }
+  return { id: randomUUID(), role: 'user', content: [block], source: { kind: 'tool', callId } }
+}

@@ -40,9 +40,15 @@ export class LlmRegistry {
   readonly #adapters = new Map<string, LlmAdapter>()
   readonly #middleware: StreamMiddleware
 
-  /** @param middleware - wraps every request (the `llm/stream` waterfall); default: none */
-  constructor(middleware?: StreamMiddleware) {
+  readonly #middlewareActive: () => boolean
+
+  /**
+   * @param middleware - wraps every request (the `llm/stream` waterfall); default: none
+   * @param middlewareActive - false when the middleware has nothing to do, so a stream skips one layer per chunk
+   */
+  constructor(middleware?: StreamMiddleware, middlewareActive?: () => boolean) {
     this.#middleware = middleware ?? (async (request, terminal) => terminal(request))
+    this.#middlewareActive = middleware === undefined ? () => false : (middlewareActive ?? (() => true))
   }
 
   /**
@@ -150,6 +156,7 @@ export class LlmRegistry {
       }
       return guardAdapter(adapter, this.#withoutForeignReplayState(req, adapter))
     }
+    if (!this.#middlewareActive()) return terminal(request)
     const middleware = this.#middleware
     return {
       [Symbol.asyncIterator]() {

@@ -44,8 +44,18 @@ export function headerEquals(a: RequestHeader | undefined, b: RequestHeader | un
   const ta = a.tools ?? []
   const tb = b.tools ?? []
   if (ta.length !== tb.length) return false
-  return ta.every((t, i) => t === tb[i] || JSON.stringify(t) === JSON.stringify(tb[i]))
+  for (let i = 0; i < ta.length; i++) {
+    const t = ta[i] as ToolSchema
+    const u = tb[i] as ToolSchema
+    // The loop compares the registry's frozen schemas with the logged copies every step: remember equal pairs.
+    if (t === u || provenEqual.get(t) === u) continue
+    if (JSON.stringify(t) !== JSON.stringify(u)) return false
+    if (Object.isFrozen(t) && Object.isFrozen(u)) provenEqual.set(t, u)
+  }
+  return true
 }
+
+const provenEqual = new WeakMap<ToolSchema, ToolSchema>()
 
 /** The latest logged header over `events` (what the next request's header must equal). */
 export function foldRequestHeader(events: readonly SessionEvent[]): RequestHeader | undefined {
