@@ -54,7 +54,10 @@ export { invariantPlugin } from './agent/invariant.js'
 export type { InvariantOptions } from './agent/invariant.js'
 
 export { MemoryStore } from './store/memory-store.js'
-export type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './store/types.js'
+export type { SessionStore, SessionSummary, SessionWriter, StoredSession, TailRepair } from './store/types.js'
+export { JsonlStore } from './store/jsonl-store.js'
+export type { JsonlStoreOptions } from './store/jsonl-store.js'
+export { defaultSessionsDir } from './store/stored-log.js'
 
 export { retryPlugin } from './plugins/retry.js'
 export type { RetryEventData, RetryPluginOptions } from './plugins/retry.js'
