@@ -144,10 +144,14 @@ export class Agent {
     }
   }
 
-  /** Cancels with `{kind:'disposed'}`, waits for the driver, flushes and releases the session. */
+  /**
+   * Cancels with `{kind:'disposed'}`, waits for the driver, flushes and releases the session. Queued input is
+   * kept in the log (unlike a user cancel), so a later `resumeAgent` still has it: a clean shutdown loses no
+   * more than a crash does.
+   */
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
-      this.cancel({ kind: 'disposed' })
+      this.cancel({ kind: 'disposed' }, { keepInbox: true })
       await this.whenIdle()
       this.ctx.hooks.dispose()
       await this.#rt.writer.close()

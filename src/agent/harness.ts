@@ -158,6 +158,9 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         const session = new Session({ id: sessionId, header: stored.header, seed: [...stored.events, ...closers] })
         const last = session.requestHeader()?.config
         const merged = { provider: last?.provider ?? '', model: last?.model ?? '', cwd: stored.header.cwd, ...stripUndefined(overrides), sessionId }
+        if (merged.provider === '' || merged.model === '') {
+          throw new HarnessError(`session '${sessionId}' has no recorded request yet: pass provider and model to resumeAgent`, 'INVALID_CONFIG')
+        }
         return start(session, checkAgentOptions(merged), stored.writer)
       } catch (error) {
         await stored.writer.close()

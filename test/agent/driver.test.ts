@@ -93,8 +93,12 @@ describe('LOOP-DRIVER-PRESTEP', () => {
     const f = await loopFixture([{ hang: true }])
     f.agent.followup('x')
     await new Promise((r) => setTimeout(r, 5))
+    f.agent.followup('queued behind the hang')
     await f.agent.dispose()
     expect(f.turnEnds()).toEqual([{ kind: 'aborted', reason: { kind: 'disposed' } }])
+    // Queued input stays in the log for a later resume (no canceled splice was written).
+    expect(f.agent.inbox.nextTurn.map((m) => (m.content[0] as { text: string }).text)).toEqual(['queued behind the hang'])
+    expect(f.ofType('agent/inbox/spliced').some((e) => (e.data as { outcome?: string }).outcome === 'canceled')).toBe(false)
     expect(() => f.agent.followup('after')).toThrow(expect.objectContaining({ code: 'AGENT_DISPOSED' }))
   })
 })
