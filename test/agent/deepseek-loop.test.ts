@@ -1,6 +1,9 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, deepseekAdapter, defineTool, invariantPlugin, retryPlugin, type SessionEvent } from '../../src/index.js'
+import { createHarness, deepseekAdapter, defineTool, invariantPlugin, JsonlStore, retryPlugin, type SessionEvent } from '../../src/index.js'
 import { startLoopback, type Loopback, type LoopbackReply } from '../llm/adapters/loopback.js'
 
 /** DeepSeek Chat Completions SSE for one reply: optional reasoning, text and tool calls. */
@@ -86,11 +89,18 @@ describe('DeepSeek through the real loop (loopback server)', () => {
     await harness.close()
   })
 
-  it('the API key never appears in the log, even when the provider echoes it in an error', async () => {
+  it('the API key never appears in any stored byte, even when the provider echoes it in an error', async () => {
     server = await startLoopback([
+      deepseekReply({ toolCalls: [{ id: 'call_1', name: 'count', args: '{}' }] }),
       { status: 401, headers: { 'content-type': 'application/json' }, chunks: [`{"error":{"message":"Authentication Fails, Your api key: ${SENTINEL} is invalid"}}`] },
     ])
-    const harness = createHarness({ adapters: [deepseekAdapter({ apiKey: SENTINEL, baseURL: server.baseURL })] })
+    const dir = mkdtempSync(join(tmpdir(), 'll-key-'))
+    const count = defineTool({ name: 'count', description: 'counts', parameters: z.object({}), execute: () => '1' })
+    const harness = createHarness({
+      store: new JsonlStore({ dir }),
+      tools: [count],
+      adapters: [deepseekAdapter({ apiKey: SENTINEL, baseURL: server.baseURL })],
+    })
     const agent = await harness.createAgent({ provider: 'deepseek', model: 'deepseek-flash' })
     agent.followup('hi')
     await agent.whenIdle()
@@ -100,5 +110,13 @@ describe('DeepSeek through the real loop (loopback server)', () => {
     expect(log).not.toContain(SENTINEL)
     expect(log).not.toContain('9f8e7d6c5b4a')
     await harness.close()
+    const files = readdirSync(dir)
+    expect(files.some((f) => f.endsWith('.jsonl'))).toBe(true)
+    for (const file of files) {
+      const bytes = readFileSync(join(dir, file))
+      expect(bytes.includes(SENTINEL)).toBe(false)
+      expect(bytes.includes('9f8e7d6c5b4a')).toBe(false)
+    }
+    rmSync(dir, { recursive: true, force: true })
   })
 })
