@@ -1,6 +1,6 @@
 /**
- * Live smoke test: one short real request per provider whose API key is set in the environment, straight
- * through the adapters (no agent loop yet). Exits 0 with a notice when no key is set, 1 when any provider
+ * Live smoke test: one short real conversation per provider whose API key is set in the environment, through
+ * the full loop with a tool call. Exits 0 with a notice when no key is set, 1 when any provider
  * fails. Keys are never printed.
  *
  *   DEEPSEEK_API_KEY   → deepseekAdapter,          model $DEEPSEEK_MODEL  (default deepseek-flash)
@@ -12,9 +12,8 @@
 import { anthropicAdapter } from '../src/llm/adapters/anthropic.js'
 import { deepseekAdapter } from '../src/llm/adapters/deepseek.js'
 import { openaiCompatibleAdapter } from '../src/llm/adapters/openai-compatible.js'
-import { BlockAssembler } from '../src/llm/block-assembler.js'
-import { createUserMessage } from '../src/llm/messages.js'
-import { StreamGrammar } from '../src/llm/stream-grammar.js'
+import { z } from 'zod'
+import { createHarness, defineTool, invariantPlugin, retryPlugin, verifySessionLog } from '../src/index.js'
 import type { GenerateOptions, LlmAdapter } from '../src/llm/types.js'
 
 interface SmokeCase {
@@ -51,33 +50,39 @@ const cases: SmokeCase[] = [
 ]
 
 async function smoke(test: SmokeCase): Promise<boolean> {
-  const grammar = new StreamGrammar()
-  const assembler = new BlockAssembler()
-  const signal = AbortSignal.timeout(120_000)
-  const request: GenerateOptions = { ...test.request, messages: [createUserMessage('Reply with the single word: pong')], signal }
+  // The full loop, with a tool round trip: exercises history mapping (tool results, DeepSeek's
+  // reasoning_content) on the second request, which a single adapter call cannot.
+  let added: number | undefined
+  const add = defineTool({
+    name: 'add',
+    description: 'Adds two integers and returns the sum',
+    parameters: z.object({ a: z.number(), b: z.number() }),
+    execute: ({ a, b }) => String((added = a + b)),
+  })
+  const harness = createHarness({ adapters: [test.adapter()], tools: [add], plugins: [invariantPlugin(), retryPlugin({ maxAttempts: 3 })] })
+  const { provider, model, maxTokens, reasoningEffort } = test.request
+  const agent = await harness.createAgent({ provider, model, ...(maxTokens !== undefined ? { maxTokens } : {}) })
+  if (reasoningEffort !== undefined) harness.hooks.on('agent/request', async (_p, next) => ({ ...(await next()), reasoningEffort }))
   const started = Date.now()
-  for await (const chunk of test.adapter().stream(request)) {
-    const problem = grammar.check(chunk)
-    if (problem !== undefined) {
-      console.log(`✗ ${test.name}: stream grammar broken: ${problem}`)
-      return false
-    }
-    assembler.push(chunk)
-  }
-  const finish = assembler.finish
-  const text = assembler
-    .blocks()
-    .map((b) => (b.type === 'text' ? b.text : ''))
-    .join('')
-    .trim()
-  const usage = assembler.usage
+  const timer = setTimeout(() => agent.cancel({ kind: 'hook', reason: 'smoke test timeout' }), 120_000)
+  agent.followup('Use the add tool to add 2 and 3, then reply with just the sum.')
+  await agent.whenIdle()
+  clearTimeout(timer)
+  const events = agent.session.events
+  const end = events.filter((e) => e.type === 'turn/end').at(-1)?.data as { reason: { kind: string; error?: { code: string; message: string } } }
+  const verdict = verifySessionLog(events)
+  const reply = agent.session.deriveMessages().at(-1)
+  const text = reply?.role === 'assistant' ? reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim() : ''
+  const usage = events.filter((e) => e.type === 'assistant/message').map((e) => (e.data as { usage?: { inputTokens: number; cacheReadTokens?: number; outputTokens: number } }).usage)
+  await harness.close()
   const ms = Date.now() - started
-  if (finish.kind === 'error' || finish.kind === 'aborted') {
-    console.log(`✗ ${test.name} (${test.request.model}): ${finish.failure.code}: ${finish.failure.message}`)
+  if (end.reason.kind !== 'completed' || added !== 5 || !verdict.ok) {
+    const why = end.reason.error !== undefined ? `${end.reason.error.code}: ${end.reason.error.message}` : end.reason.kind
+    console.log(`✗ ${test.name} (${model}): turn ${why}; tool result ${String(added)}; log ${verdict.ok ? 'ok' : verdict.problems.join('; ')}`)
     return false
   }
-  const usageText = usage === undefined ? 'no usage' : `in ${usage.inputTokens} (+${usage.cacheReadTokens ?? 0} cached) out ${usage.outputTokens}`
-  console.log(`✓ ${test.name} (${test.request.model}) ${finish.kind} in ${ms} ms, ${usageText}: ${JSON.stringify(text.slice(0, 80))}`)
+  const tokens = usage.map((u) => (u === undefined ? 'no usage' : `in ${u.inputTokens} (+${u.cacheReadTokens ?? 0} cached) out ${u.outputTokens}`)).join(', ')
+  console.log(`✓ ${test.name} (${model}) ${usage.length} requests in ${ms} ms [${tokens}]: ${JSON.stringify(text.slice(0, 80))}`)
   return true
 }
 
