@@ -395,7 +395,9 @@ export class Agent {
     }
     // Built from the logged header, so the request is exactly what a fold of the log yields.
     const logged = this.session.requestHeader() ?? header
-    const request: GenerateOptions = deepFreeze({
+    // Every part is already frozen (the shared history view and the logged header), so a shallow freeze
+    // makes the request deep-frozen without walking it.
+    const request: GenerateOptions = Object.freeze({
       ...logged.config,
       messages,
       ...(logged.system !== undefined ? { system: logged.system } : {}),

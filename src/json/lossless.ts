@@ -119,10 +119,12 @@ function rewritePath(pass: Pass, prefix: string): undefined {
  * Like {@link checkJsonSnapshot}, but the copy comes back deep-frozen (one pass instead of copy + freeze):
  * what the session log uses for every event.
  */
-export function snapshotJsonFrozen(value: unknown, what = 'value'): JsonValue {
+export function snapshotJsonFrozen(value: unknown, what: string | (() => string) = 'value'): JsonValue {
   const result = runPass(value, true)
   if (!result.ok) {
-    throw new HarnessError(`${what} is not lossless JSON at ${result.issue.path}: ${result.issue.reason}`, 'INVALID_JSON')
+    // `what` may be a function so hot callers build no message string unless something is wrong.
+    const name = typeof what === 'function' ? what() : what
+    throw new HarnessError(`${name} is not lossless JSON at ${result.issue.path}: ${result.issue.reason}`, 'INVALID_JSON')
   }
   return result.value
 }

@@ -223,41 +223,71 @@ async function* single(chunk: StreamChunk): AsyncGenerator<StreamChunk> {
 }
 
 /** Converts every throw of the adapter (creation, iteration) into one terminal in-band finish chunk. */
-async function* guardAdapter(adapter: LlmAdapter, request: GenerateOptions): AsyncGenerator<StreamChunk> {
-  let iterator: AsyncIterator<StreamChunk>
-  try {
-    iterator = adapter.stream(request)[Symbol.asyncIterator]()
-  } catch (error) {
-    yield failureFinish(normalizeLlmFailure(error), request.signal)
-    return
-  }
-  let done = false
-  try {
-    for (;;) {
-      let result: IteratorResult<StreamChunk>
-      try {
-        result = await iterator.next()
-      } catch (error) {
-        done = true
-        yield failureFinish(normalizeLlmFailure(error), request.signal)
-        return
-      }
-      if (result.done === true) {
-        done = true
-        return
-      }
-      const chunk = result.value
-      // An in-band failure must carry a valid LlmFailure (the loop turns it into an LlmError).
-      if (chunk.type === 'finish' && (chunk.reason.kind === 'error' || chunk.reason.kind === 'aborted') && !isLlmFailure(chunk.reason.failure)) {
-        yield { ...chunk, reason: { kind: chunk.reason.kind, failure: sanitizeLlmFailure(chunk.reason.failure) } }
-      } else {
-        yield chunk
-      }
-      // Nothing may follow a finish; return() below lets the adapter release its connection.
-      if (chunk.type === 'finish') return
+function guardAdapter(adapter: LlmAdapter, request: GenerateOptions): AsyncIterable<StreamChunk> {
+  return { [Symbol.asyncIterator]: () => new GuardedStream(adapter, request) }
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+/**
+ * The adapter boundary as a plain iterator (one promise hop per chunk, where an async generator wrapper costs
+ * several): a throw becomes one in-band failure finish; after a finish the adapter is closed on the next call;
+ * an early `return()` (cancel) closes it too, so its socket is released.
+ */
+class GuardedStream implements AsyncIterator<StreamChunk> {
+  readonly #signal: AbortSignal | undefined
+  #iterator: AsyncIterator<StreamChunk> | undefined
+  #pending: StreamChunk | undefined
+  #state: 'open' | 'closing' | 'done' = 'open'
+
+  constructor(adapter: LlmAdapter, request: GenerateOptions) {
+    this.#signal = request.signal
+    try {
+      this.#iterator = adapter.stream(request)[Symbol.asyncIterator]()
+    } catch (error) {
+      this.#pending = failureFinish(normalizeLlmFailure(error), request.signal)
     }
-  } finally {
-    // Consumer stopped early (cancel): let the adapter close its socket.
-    if (!done) await iterator.return?.()
+  }
+
+  next(): Promise<IteratorResult<StreamChunk>> {
+    if (this.#pending !== undefined) {
+      const chunk = this.#pending
+      this.#pending = undefined
+      this.#state = 'done'
+      return Promise.resolve({ done: false, value: chunk })
+    }
+    if (this.#state === 'closing') return this.return()
+    const iterator = this.#iterator
+    if (this.#state === 'done' || iterator === undefined) return Promise.resolve(DONE)
+    return iterator.next().then(
+      (result) => {
+        if (result.done === true) {
+          this.#state = 'done'
+          return DONE
+        }
+        const chunk = result.value
+        if (chunk.type !== 'finish') return result
+        // Nothing may follow a finish: close the adapter on the next call (the consumer's loop makes one).
+        this.#state = 'closing'
+        const reason = chunk.reason
+        // An in-band failure must carry a valid LlmFailure (the loop turns it into an LlmError).
+        if ((reason.kind === 'error' || reason.kind === 'aborted') && !isLlmFailure(reason.failure)) {
+          return { done: false, value: { ...chunk, reason: { kind: reason.kind, failure: sanitizeLlmFailure(reason.failure) } } }
+        }
+        return result
+      },
+      (error: unknown) => {
+        this.#state = 'done'
+        return { done: false, value: failureFinish(normalizeLlmFailure(error), this.#signal) }
+      },
+    )
+  }
+
+  async return(): Promise<IteratorResult<StreamChunk>> {
+    const wasOpen = this.#state !== 'done'
+    this.#state = 'done'
+    this.#pending = undefined
+    if (wasOpen) await this.#iterator?.return?.()
+    return DONE
   }
 }
