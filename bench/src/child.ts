@@ -16,10 +16,12 @@ const { values } = parseArgs({
     driver: { type: 'string' },
     variant: { type: 'string', default: '' },
     steps: { type: 'string' },
-    // Warm-up: runs of --warmup-steps steps until --warmup-ms has passed (at least 1, at most --warmup-runs).
-    'warmup-runs': { type: 'string', default: '10' },
+    // Warm-up: turns of --warmup-steps steps until --warmup-total steps have run or
+    // --warmup-ms has passed (at least one turn unless --warmup-runs is 0).
+    'warmup-runs': { type: 'string', default: '1000' },
     'warmup-steps': { type: 'string', default: '20' },
-    'warmup-ms': { type: 'string', default: '300' },
+    'warmup-total': { type: 'string', default: '200' },
+    'warmup-ms': { type: 'string', default: '3000' },
     tmp: { type: 'string' },
   },
 })
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
   const warmupRuns = Number(values['warmup-runs'])
   const warmupSteps = Number(values['warmup-steps'])
   const warmupMs = Number(values['warmup-ms'])
+  const warmupTotal = Number(values['warmup-total'])
   const tmpDir = resolve(values.tmp)
   rmSync(tmpDir, { recursive: true, force: true })
   mkdirSync(tmpDir, { recursive: true })
@@ -67,7 +70,9 @@ async function main(): Promise<void> {
   }
 
   const warmupStart = performance.now()
-  for (let i = 0; i < warmupRuns && (i === 0 || performance.now() - warmupStart < warmupMs); i++) {
+  const warming = (i: number) =>
+    i < warmupRuns && (i === 0 || (i * warmupSteps < warmupTotal && performance.now() - warmupStart < warmupMs))
+  for (let i = 0; warming(i); i++) {
     const w = new Workload(warmupSteps)
     stage = `warm-up run ${i + 1}`
     try {

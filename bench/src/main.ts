@@ -25,11 +25,13 @@ const { values } = parseArgs({
 
 const quick = values.quick ?? false
 const mode = quick
-  ? { name: 'quick', steps: [10, 100], runs: 2, warmupMs: 150, scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50 }
-  : { name: 'full', steps: [10, 100, 1000], runs: 3, warmupMs: 400, scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100 }
+  ? { name: 'quick', steps: [10, 100], runs: 2, warmupSteps: 60, warmupMs: 600, skip: ['control', 'langgraph-nocp'], scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50 }
+  : { name: 'full', steps: [10, 100, 1000], runs: 3, warmupSteps: 200, warmupMs: 2500, skip: [], scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100 }
 const runs = values.runs ? Number(values.runs) : mode.runs
 const only = values.only ? new Set(values.only.split(',')) : undefined
-const pick = (c: BenchConfig) => !only || only.has(c.id) || only.has(c.group)
+const skipped = new Set<string>(mode.skip)
+const pick = (c: BenchConfig) =>
+  only ? only.has(c.id) || only.has(c.group) : !skipped.has(c.id) && !skipped.has(c.group)
 
 const configs = CONFIGS.filter(pick)
 const scaling = values['no-scaling'] ? [] : scalingConfigs(mode.scalingSizes, mode.scalingStores).filter(pick)
@@ -64,7 +66,7 @@ for (let round = 0; round < runs; round++) {
     const k = key(job.config.id, job.steps)
     if (failures.has(k)) continue // failed before: don't burn time repeating it
     const result = await runChild(job.config, {
-      benchDir, nodeBinary, steps: job.steps, warmupMs: mode.warmupMs,
+      benchDir, nodeBinary, steps: job.steps, warmupMs: mode.warmupMs, warmupSteps: mode.warmupSteps,
       timeoutMs: 240_000, runIndex: round,
     })
     if (result.ok) {
@@ -105,6 +107,7 @@ const report = renderReport({
   steps: mode.steps,
   runs,
   warmupMs: mode.warmupMs,
+  warmupSteps: mode.warmupSteps,
   scalingSteps: mode.scalingSteps,
   durationS: (Date.now() - started) / 1000,
   loadAtEnd: currentLoad(),

@@ -14,6 +14,7 @@ export interface ReportInput {
   readonly steps: readonly number[]
   readonly runs: number
   readonly warmupMs: number
+  readonly warmupSteps: number
   readonly scalingSteps: number
   readonly durationS: number
   readonly loadAtEnd: number
@@ -72,7 +73,7 @@ export function renderReport(input: ReportInput): string {
 
   const out: string[] = []
   out.push('# Loop benchmark results', '')
-  out.push(`Generated ${input.date} by \`${input.command}\` (${input.mode}; ${input.runs} run(s) per cell, each in a fresh process after ${input.warmupMs} ms of warm-up; total ${input.durationS.toFixed(0)} s).`)
+  out.push(`Generated ${input.date} by \`${input.command}\` (${input.mode}; ${input.runs} run(s) per cell, each in a fresh process after a warm-up of ${input.warmupSteps} steps, cut at ${input.warmupMs} ms; total ${input.durationS.toFixed(0)} s).`)
   out.push('How it is measured: [README.md](README.md). Lower is better everywhere.', '')
   out.push('## Machine', '')
   out.push(table(['', ''], [

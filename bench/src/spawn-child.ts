@@ -9,6 +9,7 @@ export interface ChildOptions {
   readonly nodeBinary: Record<Runtime, string>
   readonly steps: number
   readonly warmupMs: number
+  readonly warmupSteps: number
   readonly timeoutMs: number
   readonly runIndex: number
 }
@@ -22,6 +23,7 @@ export function runChild(config: BenchConfig, options: ChildOptions): Promise<Ch
     '--variant', config.variant,
     '--steps', String(options.steps),
     '--warmup-ms', String(options.warmupMs),
+    '--warmup-total', String(options.warmupSteps),
     '--tmp', join(benchDir, '.tmp', `${config.id}-${options.steps}-${options.runIndex}`),
     ...(config.childArgs ?? []),
   ]
