@@ -18,6 +18,8 @@ export interface BenchConfig {
   readonly versionOf?: string
   /** Writes to disk: compared with the durable ledgerloop row and the fsync floor. */
   readonly durable?: true
+  /** Largest N this row runs at (to keep the full run under its time budget). */
+  readonly maxSteps?: number
   /** Extra flags for the child (e.g. no warm-up). */
   readonly childArgs?: readonly string[]
 }
@@ -53,7 +55,7 @@ export const CONFIGS: readonly BenchConfig[] = [
   { id: 'ai-sdk', label: 'Vercel AI SDK (streamText)', group: 'peer', driver: built('drivers/ai-sdk.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: 'ai' },
   { id: 'openai-agents', label: 'OpenAI Agents SDK', group: 'peer', driver: built('drivers/openai-agents.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: '@openai/agents' },
   { id: 'langgraph', label: 'LangGraph ReAct agent', group: 'peer', driver: built('drivers/langgraph.ts'), variant: '', runtime: 'node20', store: 'MemorySaver checkpointer', versionOf: '@langchain/langgraph' },
-  { id: 'langgraph-nocp', label: 'LangGraph ReAct agent', group: 'peer', driver: built('drivers/langgraph.ts'), variant: 'no-checkpointer', runtime: 'node20', store: 'none (no checkpointer)', versionOf: '@langchain/langgraph' },
+  { id: 'langgraph-nocp', label: 'LangGraph ReAct agent', group: 'peer', driver: built('drivers/langgraph.ts'), variant: 'no-checkpointer', runtime: 'node20', store: 'none (no checkpointer)', versionOf: '@langchain/langgraph', maxSteps: 100 },
   { id: 'dsh-memory', label: 'original harness (dsh-agent-loop)', group: 'peer', driver: built('node22/drivers/dsh.ts'), variant: 'memory', runtime: 'node22', store: 'memory session store', versionOf: '@deepseek-ai/dsh-agent-loop' },
   { id: 'dsh-jsonl', label: 'original harness (dsh-agent-loop)', group: 'peer', driver: built('node22/drivers/dsh.ts'), variant: 'jsonl', runtime: 'node22', store: 'its JSONL persistence (batched, default settings)', versionOf: '@deepseek-ai/dsh-agent-loop', durable: true },
   { id: 'floor-serialise', label: 'floor', group: 'floor', driver: built('drivers/floor.ts'), variant: 'serialise', runtime: 'node20', store: 'serialise only' },

@@ -20,14 +20,17 @@ const { values } = parseArgs({
     runs: { type: 'string' },
     out: { type: 'string', default: 'RESULTS.md' },
     'no-scaling': { type: 'boolean', default: false },
+    // After this many seconds, cells that already have a run get no more runs (the report shows the count).
+    'budget-s': { type: 'string' },
   },
 })
 
 const quick = values.quick ?? false
 const mode = quick
-  ? { name: 'quick', steps: [10, 100], runs: 2, warmupSteps: 60, warmupMs: 600, skip: ['control', 'langgraph-nocp'], scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50 }
-  : { name: 'full', steps: [10, 100, 1000], runs: 3, warmupSteps: 200, warmupMs: 2500, skip: [], scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100 }
+  ? { name: 'quick', steps: [10, 100], runs: 2, budgetS: 50, warmupSteps: 60, warmupMs: 600, skip: ['control', 'langgraph-nocp'], scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50 }
+  : { name: 'full', steps: [10, 100, 1000], runs: 3, budgetS: 540, warmupSteps: 200, warmupMs: 2500, skip: [], scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100 }
 const runs = values.runs ? Number(values.runs) : mode.runs
+const budgetMs = 1000 * (values['budget-s'] ? Number(values['budget-s']) : mode.budgetS)
 const only = values.only ? new Set(values.only.split(',')) : undefined
 const skipped = new Set<string>(mode.skip)
 const pick = (c: BenchConfig) =>
@@ -56,7 +59,7 @@ const runnableScaling = scaling.filter((c) => !failures.has(c.id))
 // One job = one (config, N). Rounds alternate direction so slow drift cancels.
 interface Job { config: BenchConfig; steps: number }
 const jobs: Job[] = [
-  ...mode.steps.flatMap((steps) => runnable.map((config) => ({ config, steps }))),
+  ...mode.steps.flatMap((steps) => runnable.filter((c) => steps <= (c.maxSteps ?? Infinity)).map((config) => ({ config, steps }))),
   ...runnableScaling.map((config) => ({ config, steps: mode.scalingSteps })),
 ]
 const results = new Map<string, OkResult[]>()
@@ -65,6 +68,10 @@ for (let round = 0; round < runs; round++) {
   for (const [i, job] of order.entries()) {
     const k = key(job.config.id, job.steps)
     if (failures.has(k)) continue // failed before: don't burn time repeating it
+    if (Date.now() - started > budgetMs && (results.get(k)?.length ?? 0) > 0) {
+      log(`round ${round + 1}/${runs} ${k}: skipped, past the ${budgetMs / 1000} s budget`)
+      continue
+    }
     const result = await runChild(job.config, {
       benchDir, nodeBinary, steps: job.steps, warmupMs: mode.warmupMs, warmupSteps: mode.warmupSteps,
       timeoutMs: 240_000, runIndex: round,

@@ -90,7 +90,7 @@ export function renderReport(input: ReportInput): string {
   out.push('## Wall time per step (ms, median)', '')
   out.push(figureTable((s) => fmt(s.msPerStep)), '')
   out.push('## Spread of wall time per step (ms, min–max over runs)', '')
-  out.push(figureTable((s) => `${fmt(s.msPerStepMin)}–${fmt(s.msPerStepMax)}`), '')
+  out.push(figureTable((s) => `${fmt(s.msPerStepMin)}–${fmt(s.msPerStepMax)}${s.runs < input.runs ? ` (${s.runs} run${s.runs > 1 ? 's' : ''}: time budget)` : ''}`), '')
   out.push('## Wall time per streamed chunk (µs, median)', '')
   out.push(figureTable((s) => fmt(s.usPerChunk)), '')
   out.push('## Peak RSS of the run\'s process (MiB, median)', '')
