@@ -53,6 +53,7 @@ export function renderReport(input: ReportInput): string {
   const cell = (c: BenchConfig, n: number, value: (s: Summary) => string): string => {
     const s = get(c.id, n)
     if (s) return value(s)
+    if (c.maxSteps !== undefined && n > c.maxSteps) return `not run (N ≤ ${c.maxSteps} only)`
     const why = failures.get(key(c.id, n)) ?? failures.get(c.id)
     if (!why) return '—'
     return why.startsWith('not built yet') ? 'not built yet' : 'failed ²'
