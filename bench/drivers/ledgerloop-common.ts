@@ -1,0 +1,92 @@
+// Shared wiring for the ledgerloop drivers, written against the public API in
+// shared/API.md and imported from the main package's build (../../dist).
+// Until the lead lands the loop, ../dist/index.js lacks createHarness and the
+// runner marks these rows "not built yet" without starting them.
+import { createHarness, defineTool, JsonlStore, MemoryStore, scriptedAdapter } from '../../dist/index.js'
+import { PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
+
+export type StoreKind = 'memory' | 'jsonl' | 'sqlite'
+
+export function storeKind(name: string): StoreKind {
+  if (name === 'memory' || name === 'jsonl' || name === 'sqlite') return name
+  throw new Error(`unknown ledgerloop store '${name}'`)
+}
+
+async function openStore(kind: StoreKind, dir: string) {
+  if (kind === 'memory') return new MemoryStore()
+  if (kind === 'jsonl') return new JsonlStore({ dir })
+  const { SqliteStore } = await import('../../dist/store/sqlite.js')
+  return new SqliteStore({ path: `${dir}/sessions.sqlite` })
+}
+
+type LedgerAgent = Awaited<ReturnType<ReturnType<typeof createHarness>['createAgent']>>
+
+/** A harness whose scripted model and tool play whichever workload is current. */
+export interface BenchHarness {
+  current: Workload | undefined
+  newAgent(): Promise<LedgerAgent>
+  close(): Promise<void>
+}
+
+export async function openHarness(kind: StoreKind, dir: string): Promise<BenchHarness> {
+  const state: { current: Workload | undefined } = { current: undefined }
+  const workload = () => {
+    if (!state.current) throw new Error('no current workload')
+    return state.current
+  }
+  const adapter = scriptedAdapter({
+    script: (request) => {
+      const plan = workload().beginStep(request.messages.length)
+      const call = plan.toolCall
+      return {
+        text: [...plan.chunks],
+        ...(call ? { toolCalls: [{ id: call.id, name: call.name, arguments: call.argumentsJson }] } : {}),
+        finish: call ? 'tool-calls' : 'stop',
+        usage: { inputTokens: 10, outputTokens: 5 },
+      }
+    },
+  })
+  const bump = defineTool({
+    name: TOOL_NAME,
+    description: TOOL_DESCRIPTION,
+    parameters: { type: 'object', properties: { step: { type: 'number' } }, required: ['step'] },
+    execute: (args: unknown) => workload().runTool(args),
+  })
+  const harness = createHarness({ store: await openStore(kind, dir), adapters: [adapter], tools: [bump] })
+  return {
+    get current() {
+      return state.current
+    },
+    set current(w) {
+      state.current = w
+    },
+    newAgent: () => harness.createAgent({ provider: 'scripted', model: 'bench' }),
+    close: () => harness.close(),
+  }
+}
+
+function turnEnds(agent: LedgerAgent): number {
+  let count = 0
+  for (const event of agent.session.events) if (event.type === 'turn/end') count++
+  return count
+}
+
+/** Send the prompt as a new turn and wait until that turn has ended; throw unless it completed. */
+export async function runTurn(agent: LedgerAgent): Promise<void> {
+  const before = turnEnds(agent)
+  agent.followup(PROMPT)
+  // whenIdle may resolve before the wake is observed; wait for the turn/end itself (bounded).
+  for (let i = 0; i < 1000 && turnEnds(agent) === before; i++) {
+    await agent.whenIdle()
+    if (turnEnds(agent) === before) await new Promise((r) => setImmediate(r))
+  }
+  const events = agent.session.events
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!
+    if (event.type !== 'turn/end') continue
+    const reason = (event.data as { reason?: { kind?: string } } | null)?.reason?.kind
+    if (reason !== 'completed') throw new Error(`ledgerloop turn ended '${reason}'`)
+    return
+  }
+  throw new Error('ledgerloop turn never ended')
+}
