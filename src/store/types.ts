@@ -14,10 +14,25 @@ export interface SessionWriter {
   close(): Promise<void>
 }
 
+/** What a store cut off the end of a damaged log while loading it (never anything before the last valid record). */
+export interface TailRepair {
+  /** Line (JSONL) where the cut-off part started. */
+  readonly line: number
+  /** Bytes cut off. */
+  readonly bytes: number
+  /** What was wrong with it. */
+  readonly reason: string
+}
+
 /** A stored session read back: header and every event. */
 export interface StoredSession {
   readonly header: SessionHeader
   readonly events: SessionEvent[]
+  /**
+   * Set when a torn or garbage tail (an interrupted write: never a flushed event) was cut off while loading.
+   * `open` also truncates the stored file; `read` only skips it.
+   */
+  readonly tailRepair?: TailRepair
 }
 
 /** One row of {@link SessionStore.list}. */
@@ -29,6 +44,8 @@ export interface SessionSummary {
   readonly parentSession?: string
   /** Stored size in bytes, when the store knows it. */
   readonly sizeBytes?: number
+  /** Set when the session's header cannot be read: `read`/`open` give the precise error. */
+  readonly problem?: string
 }
 
 /**

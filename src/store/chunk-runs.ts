@@ -1,0 +1,223 @@
+import type { SessionEvent } from '../session/events.js'
+
+/** A run shorter than this is stored event by event: packing two chunks saves nothing (reference §1.7). */
+export const MIN_CHUNK_RUN = 3
+/** Most events one packed row holds, so a row (and what one bad row can take with it) stays bounded. */
+export const MAX_CHUNK_RUN = 1024
+
+/** Storage tag of a packed run of text or reasoning deltas. */
+export type TextRunTag = 'text-chunks' | 'reasoning-chunks'
+
+/**
+ * A packed run of ≥ {@link MIN_CHUNK_RUN} consecutive `assistant/chunk` text or reasoning deltas of one
+ * block. Member `i` has seq `seq0 + i` and time `time0 + dt[0] + … + dt[i-1]`.
+ */
+export interface TextChunkRun {
+  readonly type: TextRunTag
+  readonly seq0: number
+  readonly time0: number
+  readonly data: { readonly turn: number; readonly step: number; readonly index: number; readonly dt: number[]; readonly texts: string[] }
+}
+
+/** A packed run of `tool-call-delta` chunks of one call (same id, same presence and value of `name`). */
+export interface ToolCallChunkRun {
+  readonly type: 'tool-call-chunks'
+  readonly seq0: number
+  readonly time0: number
+  readonly data: {
+    readonly turn: number
+    readonly step: number
+    readonly index: number
+    readonly id: string
+    readonly name?: string
+    readonly dt: number[]
+    readonly args: string[]
+  }
+}
+
+/** A packed chunk run. */
+export type ChunkRun = TextChunkRun | ToolCallChunkRun
+
+/** One stored record: an event kept verbatim, or a packed run standing for several events. */
+export type StorageRecord = SessionEvent | ChunkRun
+
+/** What a packable chunk event contributes to a run; `key` is equal for events that may share one. */
+interface Member {
+  readonly tag: TextRunTag | 'tool-call-chunks'
+  readonly key: string
+  readonly turn: number
+  readonly step: number
+  readonly index: number
+  readonly id?: string
+  readonly name?: string
+  readonly payload: string
+}
+
+/**
+ * Packs runs of chunk events into rows; everything else (and any chunk whose shape is not exactly the
+ * whitelisted one, key order included) is kept verbatim, so decoding gives byte-identical events.
+ * @param events - consecutive events (contiguous seqs)
+ */
+export function packChunkRuns(events: readonly SessionEvent[]): StorageRecord[] {
+  const records: StorageRecord[] = []
+  let i = 0
+  while (i < events.length) {
+    const first = events[i] as SessionEvent
+    const member = packableMember(first)
+    let end = i + 1
+    if (member !== undefined) {
+      while (end < events.length && end - i < MAX_CHUNK_RUN) {
+        const prev = events[end - 1] as SessionEvent
+        const next = events[end] as SessionEvent
+        if (next.seq !== prev.seq + 1 || !Number.isSafeInteger(next.time - prev.time)) break
+        if (packableMember(next)?.key !== member.key) break
+        end++
+      }
+    }
+    if (member === undefined || end - i < MIN_CHUNK_RUN) {
+      records.push(first)
+      i++
+      continue
+    }
+    records.push(buildRun(member, events.slice(i, end)))
+    i = end
+  }
+  return records
+}
+
+function buildRun(member: Member, run: readonly SessionEvent[]): ChunkRun {
+  const first = run[0] as SessionEvent
+  const dt: number[] = []
+  const payloads: string[] = []
+  for (let k = 0; k < run.length; k++) {
+    const event = run[k] as SessionEvent
+    if (k > 0) dt.push(event.time - (run[k - 1] as SessionEvent).time)
+    payloads.push((packableMember(event) as Member).payload)
+  }
+  const { turn, step, index } = member
+  if (member.tag === 'tool-call-chunks') {
+    const id = member.id as string
+    const data = member.name === undefined ? { turn, step, index, id, dt, args: payloads } : { turn, step, index, id, name: member.name, dt, args: payloads }
+    return { type: 'tool-call-chunks', seq0: first.seq, time0: first.time, data }
+  }
+  return { type: member.tag, seq0: first.seq, time0: first.time, data: { turn, step, index, dt, texts: payloads } }
+}
+
+function hasKeys(value: object, keys: readonly string[]): boolean {
+  const own = Object.keys(value)
+  if (own.length !== keys.length) return false
+  for (let k = 0; k < keys.length; k++) if (own[k] !== keys[k]) return false
+  return true
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+const EVENT_KEYS = ['type', 'seq', 'time', 'data']
+const CHUNK_DATA_KEYS = ['turn', 'step', 'chunk']
+const TEXT_KEYS = ['type', 'index', 'text']
+const TOOL_KEYS_NAMED = ['type', 'index', 'id', 'name', 'argumentsDelta']
+const TOOL_KEYS = ['type', 'index', 'id', 'argumentsDelta']
+
+// Only the exact shapes the decoder rebuilds may be packed: anything else must stay verbatim.
+function packableMember(event: SessionEvent): Member | undefined {
+  if (event.type !== 'assistant/chunk' || !hasKeys(event, EVENT_KEYS)) return undefined
+  if (!Number.isSafeInteger(event.seq) || !Number.isSafeInteger(event.time)) return undefined
+  const data = event.data
+  if (!isRecord(data) || !hasKeys(data, CHUNK_DATA_KEYS)) return undefined
+  const { turn, step, chunk } = data
+  if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !isRecord(chunk)) return undefined
+  const index = chunk.index
+  if (!Number.isSafeInteger(index)) return undefined
+  const where = `${String(turn)}/${String(step)}/${String(index)}`
+  if ((chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && hasKeys(chunk, TEXT_KEYS) && typeof chunk.text === 'string') {
+    const tag = chunk.type === 'text-delta' ? 'text-chunks' : 'reasoning-chunks'
+    return { tag, key: `${tag}:${where}`, turn: turn as number, step: step as number, index: index as number, payload: chunk.text }
+  }
+  if (chunk.type !== 'tool-call-delta' || typeof chunk.id !== 'string' || typeof chunk.argumentsDelta !== 'string') return undefined
+  const named = hasKeys(chunk, TOOL_KEYS_NAMED)
+  if (!named && !hasKeys(chunk, TOOL_KEYS)) return undefined
+  if (named && typeof chunk.name !== 'string') return undefined
+  const name = named ? (chunk.name as string) : undefined
+  return {
+    tag: 'tool-call-chunks',
+    key: `tool:${where}:${JSON.stringify([chunk.id, name ?? null, named])}`,
+    turn: turn as number,
+    step: step as number,
+    index: index as number,
+    id: chunk.id,
+    ...(name !== undefined ? { name } : {}),
+    payload: chunk.argumentsDelta,
+  }
+}
+
+/** Whether a parsed record is a packed run (an event never has `seq0`: the envelope forbids extra keys). */
+export function isChunkRun(record: unknown): boolean {
+  return isRecord(record) && Object.hasOwn(record, 'seq0')
+}
+
+/**
+ * Expands one parsed stored record into its events: a packed run is validated strictly and rebuilt into
+ * byte-identical events; any other object is returned as the single event it is (the Session validates it).
+ * @throws Error describing the defect (callers add the file and line)
+ */
+export function decodeRecord(record: unknown): SessionEvent[] {
+  if (!isRecord(record)) throw new Error('a record must be a JSON object')
+  if (!Object.hasOwn(record, 'seq0')) {
+    if (!Number.isSafeInteger(record.seq)) throw new Error('a stored event needs an integer seq')
+    return [record as unknown as SessionEvent]
+  }
+  const { type, seq0, time0, data } = record
+  if (!hasKeys(record, ['type', 'seq0', 'time0', 'data'])) throw new Error('a packed chunk row has unexpected keys')
+  if (!Number.isSafeInteger(seq0) || (seq0 as number) < 0 || !Number.isSafeInteger(time0) || !isRecord(data)) {
+    throw new Error('a packed chunk row needs integer seq0/time0 and a data object')
+  }
+  const { turn, step, index, dt } = data
+  if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !Number.isSafeInteger(index)) throw new Error('a packed chunk row needs integer turn/step/index')
+  let payloads: unknown
+  let chunkOf: (payload: string) => Record<string, unknown>
+  if (type === 'text-chunks' || type === 'reasoning-chunks') {
+    if (!hasKeys(data, ['turn', 'step', 'index', 'dt', 'texts'])) throw new Error(`a ${type} row has unexpected data keys`)
+    payloads = data.texts
+    const chunkType = type === 'text-chunks' ? 'text-delta' : 'reasoning-delta'
+    chunkOf = (text) => ({ type: chunkType, index, text })
+  } else if (type === 'tool-call-chunks') {
+    const named = Object.hasOwn(data, 'name')
+    if (!hasKeys(data, named ? ['turn', 'step', 'index', 'id', 'name', 'dt', 'args'] : ['turn', 'step', 'index', 'id', 'dt', 'args'])) {
+      throw new Error('a tool-call-chunks row has unexpected data keys')
+    }
+    const { id, name } = data
+    if (typeof id !== 'string' || (named && typeof name !== 'string')) throw new Error('a tool-call-chunks row needs a string id (and name)')
+    payloads = data.args
+    chunkOf = named ? (args) => ({ type: 'tool-call-delta', index, id, name, argumentsDelta: args }) : (args) => ({ type: 'tool-call-delta', index, id, argumentsDelta: args })
+  } else {
+    throw new Error(`unknown packed row type ${JSON.stringify(type)}`)
+  }
+  if (!Array.isArray(payloads) || payloads.length < 1 || payloads.length > MAX_CHUNK_RUN || !payloads.every((p) => typeof p === 'string')) {
+    throw new Error(`a packed chunk row needs 1..${MAX_CHUNK_RUN} string payloads`)
+  }
+  if (!Array.isArray(dt) || dt.length !== payloads.length - 1 || !dt.every((d) => Number.isSafeInteger(d))) {
+    throw new Error('a packed chunk row needs one integer time gap between each pair of members')
+  }
+  const events: SessionEvent[] = []
+  let time = time0 as number
+  for (let k = 0; k < payloads.length; k++) {
+    if (k > 0) time += dt[k - 1] as number
+    if (!Number.isSafeInteger(time)) throw new Error('a packed chunk row has a time outside the safe integer range')
+    const chunk = chunkOf(payloads[k] as string)
+    events.push({ type: 'assistant/chunk', seq: (seq0 as number) + k, time, data: { turn, step, chunk } } as unknown as SessionEvent)
+  }
+  return events
+}
+
+/** Seq of the last event a record stands for. */
+export function lastSeqOf(record: StorageRecord): number {
+  if ('seq0' in record) return record.seq0 + (record.type === 'tool-call-chunks' ? record.data.args.length : record.data.texts.length) - 1
+  return record.seq
+}
+
+/** First seq a record stands for. */
+export function firstSeqOf(record: StorageRecord): number {
+  return 'seq0' in record ? record.seq0 : record.seq
+}

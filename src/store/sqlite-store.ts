@@ -1,0 +1,371 @@
+import { closeSync, constants, lstatSync, openSync } from 'node:fs'
+import Database from 'better-sqlite3'
+import { HarnessError } from '../errors/harness-error.js'
+import { deepFreeze } from '../json/lossless.js'
+import type { SessionEvent } from '../session/events.js'
+import type { SessionHeader } from '../session/session.js'
+import { decodeRecord, firstSeqOf, packChunkRuns, type StorageRecord } from './chunk-runs.js'
+import { currentHolder, describeHolder, holderIsDead, parseHolder, type LockHolder } from './file-lock.js'
+import { checkPrivateFile } from './file-permissions.js'
+import { checkFlushDelay, GroupCommit } from './group-commit.js'
+import { headerRecord, parseHeaderRecord } from './session-file.js'
+import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
+import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
+
+/** Options of {@link SqliteStore}. */
+export interface SqliteStoreOptions {
+  /** Database file (created with mode 0600). */
+  readonly path: string
+  /** Store runs of ≥3 chunk events as one packed row (default true). Reading never depends on it. */
+  readonly packChunks?: boolean
+  /** Timer flush after the first buffered append, 0..50 ms (default 20). */
+  readonly flushDelayMs?: number
+  /** How long a writer's lease lasts without renewal (default 30 s; renewed every third of it). */
+  readonly leaseMs?: number
+  /** How long to wait for another connection's write transaction (default 5 s). */
+  readonly busyTimeoutMs?: number
+  /** Plugin event types to accept on load without `ignorable`. */
+  readonly knownTypes?: Iterable<string>
+}
+
+/** "LLOP": marks a database as a ledgerloop session store. */
+const APPLICATION_ID = 0x4c4c4f50
+const SCHEMA_VERSION = 1
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  header TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  next_seq INTEGER NOT NULL,
+  lease_owner TEXT,
+  lease_expires INTEGER
+) STRICT;
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  line TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) STRICT, WITHOUT ROWID;
+`
+
+interface SessionRow {
+  readonly header: string
+  readonly next_seq: number
+  readonly lease_owner: string | null
+  readonly lease_expires: number | null
+}
+
+/**
+ * Sessions in one SQLite database (better-sqlite3, an optional peer dependency; import from
+ * `ledgerloop/sqlite`). WAL with `synchronous=FULL`; `sessions` holds each header and the writer's lease,
+ * `events` one row per stored record (an event, or a packed chunk run as in the JSONL store), keyed by its
+ * first seq. Group commit as in {@link JsonlStore}: one `BEGIN IMMEDIATE` transaction per flush. One writer per
+ * session through the lease (`SESSION_LOCKED` for a second one; an expired lease, or one held by a dead process
+ * on this host, is taken over).
+ * @example
+ * ```ts
+ * import { SqliteStore } from 'ledgerloop/sqlite'
+ * const harness = createHarness({ store: new SqliteStore({ path: 'sessions.db' }) })
+ * ```
+ */
+export class SqliteStore implements SessionStore {
+  /** The database file. */
+  readonly path: string
+  readonly #db: Database.Database
+  readonly #pack: boolean
+  readonly #delayMs: number
+  readonly #leaseMs: number
+  readonly #knownTypes: readonly string[] | undefined
+  readonly #writers = new Set<SqliteWriter>()
+
+  /** @param options - `path` is required */
+  constructor(options: SqliteStoreOptions) {
+    if (typeof options?.path !== 'string' || options.path === '') throw new HarnessError('SqliteStore needs a path', 'INVALID_CONFIG')
+    this.path = options.path
+    this.#pack = options.packChunks ?? true
+    this.#delayMs = options.flushDelayMs ?? 20
+    checkFlushDelay(this.#delayMs)
+    this.#leaseMs = options.leaseMs ?? 30_000
+    if (!Number.isSafeInteger(this.#leaseMs) || this.#leaseMs < 100) throw new HarnessError('leaseMs must be an integer ≥ 100', 'INVALID_CONFIG')
+    this.#knownTypes = options.knownTypes === undefined ? undefined : [...options.knownTypes]
+    createPrivateFile(this.path)
+    this.#db = new Database(this.path, { timeout: options.busyTimeoutMs ?? 5000 })
+    try {
+      this.#configure()
+    } catch (error) {
+      this.#db.close()
+      throw error
+    }
+  }
+
+  #configure(): void {
+    const db = this.#db
+    setPragma(db, 'journal_mode', 'wal')
+    // FULL: a commit returns only after the WAL is fsynced (the durability the flush promises).
+    setPragma(db, 'synchronous', 2)
+    setPragma(db, 'foreign_keys', 1)
+    const appId = db.pragma('application_id', { simple: true }) as number
+    const version = db.pragma('user_version', { simple: true }) as number
+    if (appId === 0 && version === 0) {
+      const tables = db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }
+      if (tables.n > 0) throw new HarnessError(`${this.path} is a database of something else (it has tables but no ledgerloop mark)`, 'SESSION_VERSION')
+      db.transaction(() => {
+        db.exec(SCHEMA)
+        db.pragma(`application_id = ${APPLICATION_ID}`)
+        db.pragma(`user_version = ${SCHEMA_VERSION}`)
+      }).immediate()
+    } else if (appId !== APPLICATION_ID) {
+      throw new HarnessError(`${this.path} is not a ledgerloop session database (application_id ${appId})`, 'SESSION_VERSION')
+    } else if (version !== SCHEMA_VERSION) {
+      throw new HarnessError(`${this.path} has session schema version ${version}; this build of ledgerloop reads version ${SCHEMA_VERSION}`, 'SESSION_VERSION')
+    }
+  }
+
+  async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
+    checkSessionId(header.id)
+    checkSeed(header.id, seed)
+    const holder = currentHolder()
+    const now = Date.now()
+    this.#db
+      .transaction(() => {
+        if (this.#row(header.id) !== undefined) throw new HarnessError(`session '${header.id}' already exists in ${this.path}`, 'SESSION_EXISTS')
+        this.#db
+          .prepare('INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires) VALUES (?, ?, ?, ?, ?, ?, ?)')
+          .run(header.id, headerRecord(header), header.createdAt, now, seed.length, JSON.stringify(holder), now + this.#leaseMs)
+        this.#insert(header.id, seed)
+      })
+      .immediate()
+    return this.#track(new SqliteWriter(this, header.id, seed.length, holder))
+  }
+
+  async open(id: string): Promise<StoredSession & { readonly writer: SessionWriter }> {
+    checkSessionId(id)
+    const holder = currentHolder()
+    this.#db
+      .transaction(() => {
+        const row = this.#row(id)
+        if (row === undefined) throw notFound(id, this.path)
+        const current = row.lease_owner === null ? undefined : parseHolder(row.lease_owner)
+        const expired = row.lease_expires === null || row.lease_expires <= Date.now()
+        if (current !== undefined && !expired && !holderIsDead(current)) {
+          throw new HarnessError(`session '${id}' is open in another writer: ${describeHolder(current)} holds its lease in ${this.path}`, 'SESSION_LOCKED')
+        }
+        this.#db.prepare('UPDATE sessions SET lease_owner = ?, lease_expires = ? WHERE id = ?').run(JSON.stringify(holder), Date.now() + this.#leaseMs, id)
+      })
+      .immediate()
+    const writer = this.#track(new SqliteWriter(this, id, 0, holder))
+    try {
+      const loaded = this.#load(id)
+      writer.continueAt(loaded.events.length)
+      return { ...loaded, writer }
+    } catch (error) {
+      await writer.close()
+      throw error
+    }
+  }
+
+  async read(id: string): Promise<StoredSession> {
+    checkSessionId(id)
+    return this.#load(id)
+  }
+
+  async has(id: string): Promise<boolean> {
+    checkSessionId(id)
+    return this.#row(id) !== undefined
+  }
+
+  async list(): Promise<SessionSummary[]> {
+    const rows = this.#db.prepare('SELECT id, header, created_at, updated_at FROM sessions ORDER BY updated_at DESC').all() as {
+      id: string
+      header: string
+      created_at: number
+      updated_at: number
+    }[]
+    return rows.map((r) => {
+      const base = { id: r.id, createdAt: r.created_at, updatedAt: r.updated_at }
+      try {
+        const header = parseHeaderRecord(r.header, r.id, `${this.path} (session '${r.id}')`)
+        return header.parentSession !== undefined ? { ...base, parentSession: header.parentSession } : base
+      } catch (error) {
+        return { ...base, problem: (error as Error).message }
+      }
+    })
+  }
+
+  async close(): Promise<void> {
+    const results = await Promise.allSettled([...this.#writers].map((w) => w.close()))
+    if (this.#db.open) this.#db.close()
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed !== undefined) throw failed.reason
+  }
+
+  /** @internal One flush: a single BEGIN IMMEDIATE transaction that checks the lease and the next seq. */
+  commitBatch(id: string, holder: LockHolder, batch: readonly SessionEvent[]): void {
+    const first = batch[0] as SessionEvent
+    this.#db
+      .transaction(() => {
+        const row = this.#row(id)
+        if (row === undefined) throw notFound(id, this.path)
+        if (parseHolder(row.lease_owner ?? '')?.token !== holder.token) {
+          throw new HarnessError(`session '${id}' lost its lease in ${this.path} (another writer took it over); nothing was written`, 'SESSION_LOCKED')
+        }
+        if (row.next_seq !== first.seq) throw new HarnessError(`session '${id}' in ${this.path} continues at seq ${row.next_seq}, not ${first.seq}`, 'SESSION_CORRUPT')
+        this.#insert(id, batch)
+        const now = Date.now()
+        this.#db.prepare('UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ? WHERE id = ?').run(first.seq + batch.length, now, now + this.#leaseMs, id)
+      })
+      .immediate()
+  }
+
+  /** @internal Extends a live writer's lease (runs on a timer between flushes). */
+  renewLease(id: string, holder: LockHolder): void {
+    if (!this.#db.open) return
+    this.#db.prepare('UPDATE sessions SET lease_expires = ? WHERE id = ? AND lease_owner = ?').run(Date.now() + this.#leaseMs, id, JSON.stringify(holder))
+  }
+
+  /** @internal Gives a lease up, if it is still ours. */
+  releaseLease(id: string, holder: LockHolder): void {
+    if (!this.#db.open) return
+    this.#db.prepare('UPDATE sessions SET lease_owner = NULL, lease_expires = NULL WHERE id = ? AND lease_owner = ?').run(id, JSON.stringify(holder))
+  }
+
+  /** @internal */
+  get flushDelayMs(): number {
+    return this.#delayMs
+  }
+
+  /** @internal */
+  get leaseMs(): number {
+    return this.#leaseMs
+  }
+
+  /** @internal */
+  untrack(writer: SqliteWriter): void {
+    this.#writers.delete(writer)
+  }
+
+  #track(writer: SqliteWriter): SqliteWriter {
+    this.#writers.add(writer)
+    return writer
+  }
+
+  #row(id: string): SessionRow | undefined {
+    return this.#db.prepare('SELECT header, next_seq, lease_owner, lease_expires FROM sessions WHERE id = ?').get(id) as SessionRow | undefined
+  }
+
+  #insert(id: string, events: readonly SessionEvent[]): void {
+    if (events.length === 0) return
+    const insert = this.#db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
+    const records: readonly StorageRecord[] = this.#pack ? packChunkRuns(events) : events
+    for (const record of records) insert.run(id, firstSeqOf(record), JSON.stringify(record))
+  }
+
+  #load(id: string): StoredSession {
+    const row = this.#row(id)
+    if (row === undefined) throw notFound(id, this.path)
+    const where = (seq: number): string => `${this.path} (session '${id}', row seq ${seq})`
+    const header = parseHeaderRecord(row.header, id, `${this.path} (session '${id}' header)`)
+    const rows = this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? ORDER BY seq').all(id) as { seq: number; line: string }[]
+    const events: SessionEvent[] = []
+    const rowStarts: number[] = []
+    for (const r of rows) {
+      let decoded: SessionEvent[]
+      try {
+        decoded = decodeRecord(JSON.parse(r.line))
+      } catch (error) {
+        throw new HarnessError(`${where(r.seq)}: ${(error as Error).message}`, 'SESSION_CORRUPT')
+      }
+      if (r.seq !== events.length || (decoded[0] as SessionEvent).seq !== r.seq) {
+        throw new HarnessError(`${where(r.seq)}: seq ${(decoded[0] as SessionEvent).seq} where ${events.length} was expected`, 'SESSION_CORRUPT')
+      }
+      rowStarts.push(r.seq)
+      for (const event of decoded) events.push(deepFreeze(event))
+    }
+    const locate = (seq: number): string => where(rowStarts.filter((s) => s <= seq).pop() ?? 0)
+    validateStoredLog(header, events, locate, this.#knownTypes)
+    return { header, events }
+  }
+}
+
+/** The writer of one session in a {@link SqliteStore}. */
+class SqliteWriter implements SessionWriter {
+  readonly #store: SqliteStore
+  readonly #id: string
+  readonly #holder: LockHolder
+  readonly #commit: GroupCommit
+  readonly #renewal: NodeJS.Timeout
+  #nextSeq: number
+  #closing: Promise<void> | undefined
+
+  constructor(store: SqliteStore, id: string, nextSeq: number, holder: LockHolder) {
+    this.#store = store
+    this.#id = id
+    this.#holder = holder
+    this.#nextSeq = nextSeq
+    this.#commit = new GroupCommit(async (batch) => store.commitBatch(id, holder, batch), store.flushDelayMs)
+    this.#renewal = setInterval(() => {
+      try {
+        store.renewLease(id, holder)
+      } catch {
+        // A busy database delays a renewal; the next flush renews too, and checks ownership.
+      }
+    }, Math.floor(store.leaseMs / 3))
+    this.#renewal.unref()
+  }
+
+  /** @internal Sets the next seq once the log is loaded. */
+  continueAt(seq: number): void {
+    this.#nextSeq = seq
+  }
+
+  append(event: SessionEvent): void {
+    if (this.#closing !== undefined) throw new HarnessError(`session '${this.#id}' writer is closed`, 'SESSION_CLOSED')
+    if (event.seq !== this.#nextSeq) {
+      throw new HarnessError(`append of seq ${event.seq} to session '${this.#id}' whose next seq is ${this.#nextSeq}`, 'SESSION_CORRUPT')
+    }
+    this.#nextSeq++
+    this.#commit.append(event)
+  }
+
+  flush(): Promise<void> {
+    return this.#commit.flush()
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearInterval(this.#renewal)
+      try {
+        await this.#commit.stop()
+      } finally {
+        this.#store.releaseLease(this.#id, this.#holder)
+        this.#store.untrack(this)
+      }
+    })()
+    return this.#closing
+  }
+}
+
+function setPragma(db: Database.Database, name: string, value: string | number): void {
+  db.pragma(`${name} = ${value}`)
+  const actual = db.pragma(name, { simple: true }) as string | number
+  if (String(actual).toLowerCase() !== String(value)) {
+    throw new HarnessError(`could not set PRAGMA ${name} = ${value} (it is ${String(actual)})`, 'INVALID_CONFIG')
+  }
+}
+
+// Created by us with mode 0600 before SQLite opens it (SQLite gives its -wal/-shm files the same mode); an
+// existing file must already be private.
+function createPrivateFile(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    checkPrivateFile(path, lstatSync(path))
+  }
+}
+
+function notFound(id: string, path: string): HarnessError {
+  return new HarnessError(`no session '${id}' in ${path}`, 'SESSION_NOT_FOUND')
+}
