@@ -18,12 +18,13 @@ export function parsePermissionAnswer(line: string | undefined): PermissionAnswe
 
 /**
  * An `ask` callback for the permission plugin: writes the question, reads one line, reports the decision.
- * A cancelled turn (the question's signal) or ended input answers `no`.
+ * A cancelled turn (the question's signal) or ended input answers `no`. `echo` writes the answer back (input
+ * that is not a terminal).
  */
 export function promptingApprover(
   out: NodeJS.WritableStream,
   read: ReadAnswer,
-  hooks: { before?: () => void; after?: () => void } = {},
+  hooks: { before?: () => void; after?: () => void; echo?: boolean } = {},
 ): (question: PermissionQuestion) => Promise<PermissionAnswer> {
   return async (question) => {
     hooks.before?.()
@@ -31,7 +32,8 @@ export function promptingApprover(
       out.write(permissionQuestionText(question))
       const line = await read(question.signal).catch(() => undefined)
       const answer = parsePermissionAnswer(line)
-      if (line === undefined) out.write('\n')
+      // A terminal echoes what was typed; piped input is echoed here so the transcript reads the same.
+      out.write(line === undefined ? '\n' : hooks.echo === true ? `${line}\n` : '')
       out.write(`  → ${answer === 'no' ? 'denied' : answer === 'always' ? `allowed (${question.tool} from now on)` : 'allowed'}\n`)
       return answer
     } finally {

@@ -51,7 +51,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
   const ask =
     flags.yes === true
       ? async () => 'yes' as const
-      : promptingApprover(ui, (signal) => input.next(signal), { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume() })
+      : promptingApprover(ui, (signal) => input.next(signal), { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume(), echo: !terminal })
   const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ask })
   let model = prepared.route.model
   harness.hooks.on('agent/request', async (_payload, next) => {
@@ -130,11 +130,15 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
         agent = await openAgent(harness, prepared)
         notice(style.dim(`session ${agent.id}`))
       }
+      if (!terminal) notice(style.bold(`› ${text.replace(/\n/g, '\n  ')}`))
       running = true
+      // Input may have ended (a pipe): a hanging step holds no handle that would keep the process alive.
+      const keepAlive = setInterval(() => {}, 60_000)
       try {
         agent.followup(text)
         await Promise.race([agent.whenIdle(), quit])
       } finally {
+        clearInterval(keepAlive)
         running = false
       }
       if (exitCode === EXIT.interrupted) break

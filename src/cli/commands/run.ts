@@ -68,10 +68,13 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput): Pro
     agent.cancel({ kind: 'user' })
   }
   process.on('SIGINT', onSigint)
+  // A scripted step that hangs holds no socket or timer; without this the process would exit mid-turn.
+  const keepAlive = setInterval(() => {}, 60_000)
   try {
     agent.followup(prompt)
     await agent.whenIdle()
   } finally {
+    clearInterval(keepAlive)
     process.off('SIGINT', onSigint)
   }
   const ended = agent.session.events.slice(firstNewSeq).filter((e: SessionEvent) => e.type === 'turn/end')
