@@ -69,6 +69,9 @@ const BUILTIN_PROVIDERS: Readonly<Record<string, ProviderSpec>> = Object.freeze(
   openai: { type: 'openai', baseURL: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', keyRequired: false },
 })
 
+// Where a family's adapter looks for its key when a config provider names no variable.
+const FAMILY_KEY_ENV: Readonly<Record<ProviderType, string | undefined>> = { deepseek: 'DEEPSEEK_API_KEY', anthropic: 'ANTHROPIC_API_KEY', openai: undefined }
+
 const modelInfo = z.strictObject({
   contextWindow: z.number().int().positive().optional(),
   defaultMaxTokens: z.number().int().positive().optional(),
@@ -157,7 +160,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   for (const [name, entry] of Object.entries(file.providers ?? {})) {
     if (name === 'scripted') throw new CliError(`invalid config file ${configFile}:\n  field "providers.scripted": the name 'scripted' is reserved for --script`, EXIT.usage)
     const builtin = BUILTIN_PROVIDERS[name]
-    const apiKeyEnv = entry.apiKeyEnv ?? builtin?.apiKeyEnv
+    const apiKeyEnv = entry.apiKeyEnv ?? builtin?.apiKeyEnv ?? FAMILY_KEY_ENV[entry.type]
     const defaultModel = entry.model ?? Object.keys(entry.models ?? {})[0] ?? builtin?.defaultModel
     providers[name] = {
       type: entry.type,

@@ -149,7 +149,8 @@ export class TranscriptRenderer {
   }
 
   #spin(): void {
-    if (!this.#style.tty || this.#paused) return
+    // Redrawing needs ANSI cursor codes, which NO_COLOR rules out along with colour.
+    if (!this.#style.color || this.#paused) return
     const pending = [...this.#tools.values()]
     const last = pending[pending.length - 1]
     if (last === undefined) return this.#spinner.stop()
