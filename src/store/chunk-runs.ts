@@ -152,11 +152,6 @@ function packableMember(event: SessionEvent): Member | undefined {
   }
 }
 
-/** Whether a parsed record is a packed run (an event never has `seq0`: the envelope forbids extra keys). */
-export function isChunkRun(record: unknown): boolean {
-  return isRecord(record) && Object.hasOwn(record, 'seq0')
-}
-
 /**
  * Expands one parsed stored record into its events: a packed run is validated strictly and rebuilt into
  * byte-identical events; any other object is returned as the single event it is (the Session validates it).
@@ -209,12 +204,6 @@ export function decodeRecord(record: unknown): SessionEvent[] {
     events.push({ type: 'assistant/chunk', seq: (seq0 as number) + k, time, data: { turn, step, chunk } } as unknown as SessionEvent)
   }
   return events
-}
-
-/** Seq of the last event a record stands for. */
-export function lastSeqOf(record: StorageRecord): number {
-  if ('seq0' in record) return record.seq0 + (record.type === 'tool-call-chunks' ? record.data.args.length : record.data.texts.length) - 1
-  return record.seq
 }
 
 /** First seq a record stands for. */

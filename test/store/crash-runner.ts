@@ -1,0 +1,270 @@
+/**
+ * The kill -9 test (issue 5): children run scripted sessions on a JsonlStore and are SIGKILLed at random
+ * moments; after every kill the parent checks that nothing flushed was lost, the log loads and verifies, resume
+ * completes a turn, and no tool call ran twice. Shared by `test/store/crash.test.ts` and `npm run crash`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
+import { z } from 'zod'
+import { closerEvents, createHarness, defineTool, scriptedAdapter, verifySessionLog, type SessionEvent } from '../../src/index.js'
+import { JsonlStore } from '../../src/store/jsonl-store.js'
+
+/** Options of {@link runCrashTest}. */
+export interface CrashTestOptions {
+  readonly kills: number
+  readonly seed: number
+  /** Sessions each child spreads its work over. */
+  readonly sessions?: number
+  /** Consecutive children that share one set of sessions (bounds how long a session grows). */
+  readonly childrenPerSessionSet?: number
+  /** Longest a child runs before the kill (ms); each kill picks 10..this from the seeded PRNG. */
+  readonly maxRunMs?: number
+  /** Children kept loaded and waiting, so a child's startup overlaps the previous child's run. */
+  readonly warmChildren?: number
+  /** Progress lines. */
+  readonly log?: (line: string) => void
+}
+
+/** What a crash run observed. */
+export interface CrashReport {
+  kills: number
+  flushReports: number
+  toolExecutions: number
+  repairedTurns: number
+  tornTails: number
+  resumedTurns: number
+  /** Events in the sessions the parent resumed, summed over kills. */
+  events: number
+  elapsedMs: number
+  /** Time spent waiting for a loaded child (startup not hidden by the warm pool). */
+  waitingForChildMs: number
+  /** Time spent checking after kills. */
+  checkingMs: number
+}
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+function prng(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/**
+ * Bundles the child once: starting it under `node --import tsx` costs seconds per process on a small CI box
+ * (the loader transpiles and resolves every module), a bundle of the same TypeScript sources starts in a
+ * fraction of that, and the test starts a child per kill.
+ */
+async function bundleChild(outDir: string): Promise<string> {
+  const outfile = join(outDir, 'crash-child.mjs')
+  await build({
+    entryPoints: [join(here, 'crash-child.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'error',
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  })
+  return outfile
+}
+
+interface Child {
+  /** Prefix of the session ids this child works on. */
+  readonly prefix: string
+  readonly process: ChildProcess
+  readonly lines: string[]
+  readonly ready: Promise<void>
+  readonly exited: Promise<void>
+}
+
+function startChild(script: string, args: string[], prefix: string): Child {
+  const child = spawn(process.execPath, [script, ...args, prefix], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const lines: string[] = []
+  let partial = ''
+  let stderr = ''
+  let markReady!: () => void
+  const ready = new Promise<void>((resolve) => (markReady = resolve))
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    const parts = (partial + text).split('\n')
+    partial = parts.pop() as string
+    for (const line of parts) {
+      if (line === 'READY') markReady()
+      else lines.push(line)
+    }
+  })
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text))
+  const exited = new Promise<void>((resolve, reject) => {
+    child.on('exit', (code, signal) => {
+      if (partial !== '') lines.push(partial) // a line cut by the kill is not a report; parse() ignores it
+      if (signal === 'SIGKILL') resolve()
+      else reject(new Error(`crash child exited by itself (code ${code}, signal ${signal}): ${stderr}${lines.join('\n')}`))
+    })
+  })
+  exited.catch(() => {})
+  return { prefix, process: child, lines, ready, exited }
+}
+
+/**
+ * Runs the crash test. Throws on the first violated guarantee, naming the kill and the session.
+ */
+export async function runCrashTest(options: CrashTestOptions): Promise<CrashReport> {
+  const started = Date.now()
+  const random = prng(options.seed)
+  const sessions = options.sessions ?? 3
+  const maxRunMs = options.maxRunMs ?? 250
+  const warm = options.warmChildren ?? 2
+  const perSet = options.childrenPerSessionSet ?? 5
+  const root = mkdtempSync(join(tmpdir(), 'll-crash-'))
+  const dir = join(root, 'sessions')
+  mkdirSync(dir, { mode: 0o700 })
+  const sideFile = join(root, 'executions.txt')
+  const report: CrashReport = { kills: 0, flushReports: 0, toolExecutions: 0, repairedTurns: 0, tornTails: 0, resumedTurns: 0, events: 0, elapsedMs: 0, waitingForChildMs: 0, checkingMs: 0 }
+  const executed = new Map<string, string>() // callId → session
+  const checked = new Map<string, string>() // session → file signature after its last check
+  const script = await bundleChild(root)
+  const pool: Child[] = []
+  let spawned = 0
+  const refill = (): void => {
+    while (pool.length < warm) {
+      const prefix = `g${Math.floor(spawned / perSet)}-`
+      pool.push(startChild(script, [dir, sideFile, `k${spawned++}`, String(Math.floor(random() * 2 ** 31)), String(sessions)], prefix))
+    }
+  }
+  try {
+    refill()
+    for (let kill = 1; kill <= options.kills; kill++) {
+      const child = pool.shift() as Child
+      refill()
+      const waitStart = Date.now()
+      await child.ready
+      report.waitingForChildMs += Date.now() - waitStart
+      child.process.stdin?.write('go\n')
+      await new Promise((r) => setTimeout(r, 10 + Math.floor(random() * Math.max(0, maxRunMs - 10))))
+      child.process.kill('SIGKILL')
+      await child.exited // reaped: its pid is dead, so its stale lock may be taken over
+      const error = child.lines.find((l) => l.startsWith('ERROR'))
+      if (error !== undefined) throw new Error(`kill ${kill}: the child failed before the kill: ${error}`)
+      const checkStart = Date.now()
+      await checkAfterKill(kill, dir, sideFile, child, executed, checked, report, sessions)
+      report.checkingMs += Date.now() - checkStart
+      report.kills = kill
+      if (kill % 25 === 0) options.log?.(`${kill} kills, ${report.flushReports} flushes checked, ${report.toolExecutions} tool runs, ${report.repairedTurns} repaired turns`)
+    }
+  } finally {
+    for (const child of pool) child.process.kill('SIGKILL')
+    await Promise.allSettled(pool.map((c) => c.exited))
+    rmSync(root, { recursive: true, force: true })
+  }
+  report.elapsedMs = Date.now() - started
+  return report
+}
+
+async function checkAfterKill(
+  kill: number,
+  dir: string,
+  sideFile: string,
+  child: Child,
+  executed: Map<string, string>,
+  checked: Map<string, string>,
+  report: CrashReport,
+  sessions: number,
+): Promise<void> {
+  const fail = (id: string, why: string): never => {
+    throw new Error(`kill ${kill}, session ${id}: ${why}`)
+  }
+  // Highest flushed seq (and its type) per session, as the child reported them.
+  const flushed = new Map<string, { seq: number; type: string }[]>()
+  for (const line of child.lines) {
+    const m = /^F (\S+) (\d+) (\S+)$/.exec(line)
+    if (m === null) continue
+    const list = flushed.get(m[1] as string) ?? []
+    list.push({ seq: Number(m[2]), type: m[3] as string })
+    flushed.set(m[1] as string, list)
+    report.flushReports++
+  }
+  const store = new JsonlStore({ dir })
+  const logs = new Map<string, readonly SessionEvent[]>()
+  const allLogs = new Map<string, readonly SessionEvent[]>()
+  for (let s = 0; s < sessions; s++) {
+    const id = `${child.prefix}s${s}`
+    if (!(await store.has(id))) {
+      if (flushed.has(id)) fail(id, 'flushes were reported but the session file does not exist')
+      continue
+    }
+    const changed = checked.get(id) !== signature(store.pathOf(id))
+    if (!changed && flushed.has(id)) fail(id, 'flushes were reported but the file did not change')
+    const stored = await store.read(id)
+    if (stored.tailRepair !== undefined) report.tornTails++
+    for (const { seq, type } of flushed.get(id) ?? []) {
+      if (stored.events[seq]?.type !== type) fail(id, `seq ${seq} (${type}) was reported flushed but the log has ${stored.events[seq]?.type ?? 'nothing'} there`)
+    }
+    const repaired = [...stored.events, ...closerEvents(stored.events)]
+    const verdict = verifySessionLog(repaired)
+    if (!verdict.ok) fail(id, `the repaired log does not verify: ${verdict.problems.join('; ')}`)
+    if (repaired.length > stored.events.length) report.repairedTurns++
+    allLogs.set(id, stored.events)
+    // A session the child did not touch was verified and resumed after an earlier kill.
+    if (changed) logs.set(id, stored.events)
+  }
+  // Every execution is unique and was logged (tool/call flushed) before it ran.
+  const side = existsSync(sideFile) ? readFileSync(sideFile, 'utf8').split('\n') : []
+  side.pop() // complete lines only
+  for (const line of side.slice(report.toolExecutions)) {
+    const [id, callId] = line.split(' ') as [string, string]
+    if (executed.has(callId)) fail(id, `tool call ${callId} executed twice`)
+    executed.set(callId, id)
+    const log = allLogs.get(id) ?? fail(id, `tool call ${callId} ran in a session this child does not own`)
+    if (!log.some((e) => e.type === 'tool/call' && (e.data as { callId?: string }).callId === callId)) fail(id, `tool call ${callId} ran without a logged tool/call`)
+  }
+  report.toolExecutions = side.length
+  // Resume completes the next turn on every session.
+  let events = 0
+  for (const id of logs.keys()) {
+    let calls = 0
+    const model = scriptedAdapter({
+      script: (request) =>
+        request.messages[request.messages.length - 1]?.content[0]?.type === 'tool-result'
+          ? { text: ['resumed', ' fine', '.'] }
+          : { toolCalls: [{ id: `p${kill}-${id}-${calls++}`, name: 'record', arguments: { note: 'parent' } }] },
+      models: { m1: { contextWindow: 1_000_000 } },
+    })
+    const record = defineTool({
+      name: 'record',
+      description: 'Records that it ran',
+      parameters: z.object({ note: z.string() }),
+      execute: () => 'recorded',
+    })
+    const harness = createHarness({ store: new JsonlStore({ dir }), adapters: [model], tools: [record], onListenerError: () => {} })
+    try {
+      const agent = await harness.resumeAgent(id, { provider: 'scripted', model: 'm1' })
+      agent.followup('after the crash')
+      await agent.whenIdle()
+      const end = agent.session.events.at(-1)
+      if (end?.type !== 'turn/end' || (end.data as { reason: { kind: string } }).reason.kind !== 'completed') fail(id, `the resumed turn did not complete: ${JSON.stringify(end)}`)
+      const verdict = verifySessionLog(agent.session.events)
+      if (!verdict.ok) fail(id, `the log after resume does not verify: ${verdict.problems.join('; ')}`)
+      report.resumedTurns++
+      events += agent.session.length
+    } finally {
+      await harness.close()
+    }
+    checked.set(id, signature(store.pathOf(id)))
+  }
+  report.events += events
+}
+
+function signature(path: string): string {
+  const stats = statSync(path)
+  return `${stats.size}:${stats.mtimeMs}`
+}
