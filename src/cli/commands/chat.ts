@@ -1,0 +1,186 @@
+import { createInterface, type Interface } from 'node:readline'
+import type { Agent } from '../../agent/agent.js'
+import { EXIT } from '../cli-error.js'
+import { loadHistory, saveHistory } from '../chat-history.js'
+import { createCliHarness } from '../cli-harness.js'
+import { LineInput } from '../line-input.js'
+import { promptingApprover } from '../permission-prompt.js'
+import { attachSessionOutput, type SessionOutput } from '../session-output.js'
+import { styleFor } from '../style.js'
+import { listSessions, sessionsTable } from './sessions.js'
+import { announce, openAgent } from './run.js'
+import { prepareRun, type AgentFlags } from './agent-options.js'
+
+const HELP = [
+  'Type a message and press Enter. End a line with \\ to continue it, or wrap several lines in """ … """.',
+  '/cancel          cancel the running turn (Ctrl-C does the same; a second Ctrl-C quits)',
+  '/fork            continue in a copy of this session (the original stays as it is)',
+  '/model [name]    show or switch the model for the next requests',
+  '/sessions        list stored sessions',
+  '/exit            quit (so does Ctrl-D)',
+].join('\n')
+
+/**
+ * `ledgerloop chat`: a conversation turn after turn. Permission questions are answered on the same input
+ * (a terminal or a pipe); `--yes` answers them all with yes.
+ */
+export async function chatCommand(flags: AgentFlags): Promise<number> {
+  const prepared = await prepareRun(flags)
+  const json = flags.json === true
+  // In --json mode stdout carries only events; the prompt and notices go to stderr.
+  const ui = json ? process.stderr : process.stdout
+  const style = styleFor(process.stdout)
+  const terminal = process.stdin.isTTY === true && ui.isTTY === true
+  const home = prepared.config.home
+  const rl = createInterface({
+    input: process.stdin,
+    output: ui,
+    terminal,
+    ...(terminal ? { history: loadHistory(home), historySize: 500, removeHistoryDuplicates: true } : {}),
+  })
+  if (terminal) rl.on('history', (entries: string[]) => saveHistory(home, entries))
+
+  let agent: Agent | undefined
+  let running = false
+  let output: SessionOutput | undefined
+  const input = new LineInput(rl, (line) => {
+    if (!running || line.trim() !== '/cancel') return false
+    agent?.cancel({ kind: 'user' })
+    return true
+  })
+  const ask =
+    flags.yes === true
+      ? async () => 'yes' as const
+      : promptingApprover(ui, (signal) => input.next(signal), { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume(), echo: !terminal })
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ask })
+  let model = prepared.route.model
+  harness.hooks.on('agent/request', async (_payload, next) => {
+    const config = await next()
+    return config.model === model ? config : { ...config, model }
+  })
+  output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, json)
+  const notice = (text: string): void => {
+    if (json) process.stderr.write(`${text}\n`)
+    else output?.notice(text)
+  }
+
+  let exitCode: number = EXIT.ok
+  let interrupts = 0
+  let quitting: (() => void) | undefined
+  const quit = new Promise<void>((resolve) => {
+    quitting = resolve
+  })
+  const onInterrupt = (): void => {
+    interrupts++
+    if (interrupts >= 2) {
+      exitCode = EXIT.interrupted
+      agent?.cancel({ kind: 'user' })
+      quitting?.()
+      return
+    }
+    if (running) {
+      agent?.cancel({ kind: 'user' })
+      notice(style.dim('cancelling… (Ctrl-C again to quit)'))
+    } else {
+      notice(style.dim('(Ctrl-C again, /exit or Ctrl-D to quit)'))
+      if (terminal) rl.prompt()
+    }
+  }
+  rl.on('SIGINT', onInterrupt)
+  process.on('SIGINT', onInterrupt)
+
+  try {
+    if (prepared.resume !== undefined) {
+      agent = await openAgent(harness, prepared)
+      announce(output, style, prepared, agent.id)
+    } else if (prepared.route.scriptFile !== undefined) {
+      notice(style.yellow(`[scripted] model replies come from ${prepared.route.scriptFile} — an offline demo, no real model is called`))
+    }
+    notice(style.dim(`ledgerloop chat · ${prepared.route.provider} · ${model} · tools in ${prepared.root} · /help for commands`))
+    for (;;) {
+      const text = await Promise.race([readMessage(input, rl, terminal), quit.then(() => undefined)])
+      if (text === undefined || exitCode === EXIT.interrupted) break
+      interrupts = 0
+      const trimmed = text.trim()
+      if (trimmed === '') continue
+      if (trimmed.startsWith('/') && !trimmed.includes('\n')) {
+        const [command = '', ...rest] = trimmed.split(/\s+/)
+        const arg = rest.join(' ')
+        if (command === '/exit' || command === '/quit') break
+        else if (command === '/help') notice(HELP)
+        else if (command === '/cancel') notice('nothing is running')
+        else if (command === '/sessions') notice(sessionsTable(await listSessions(), style.dim).trimEnd())
+        else if (command === '/model') {
+          if (arg !== '') model = arg
+          notice(`model: ${model}${arg !== '' ? ' (from the next request on)' : ''}`)
+        } else if (command === '/fork') {
+          if (agent === undefined) {
+            notice('nothing to fork yet: send a message first')
+            continue
+          }
+          const parent = agent.id
+          const child = await harness.forkSession(parent)
+          await agent.dispose()
+          agent = await harness.resumeAgent(child, { provider: prepared.route.provider, model, cwd: prepared.root })
+          notice(`forked ${parent} → ${child}; you are now in the fork`)
+        } else notice(`unknown command ${command}; /help lists them`)
+        continue
+      }
+      if (agent === undefined) {
+        agent = await openAgent(harness, prepared)
+        notice(style.dim(`session ${agent.id}`))
+      }
+      if (!terminal) notice(style.bold(`› ${text.replace(/\n/g, '\n  ')}`))
+      running = true
+      // Input may have ended (a pipe): a hanging step holds no handle that would keep the process alive.
+      const keepAlive = setInterval(() => {}, 60_000)
+      try {
+        agent.followup(text)
+        await Promise.race([agent.whenIdle(), quit])
+      } finally {
+        clearInterval(keepAlive)
+        running = false
+      }
+      if (exitCode === EXIT.interrupted) break
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt)
+    rl.close()
+    output.dispose()
+    await harness.close()
+  }
+  if (agent !== undefined && !json) process.stdout.write(style.dim(`session ${agent.id} · ledgerloop inspect ${agent.id}\n`))
+  return exitCode
+}
+
+/** One message: a line, lines joined by a trailing `\`, or a `"""` block. Undefined at end of input. */
+async function readMessage(input: LineInput, rl: Interface, terminal: boolean): Promise<string | undefined> {
+  const prompt = (text: string): void => {
+    if (!terminal) return
+    rl.setPrompt(text)
+    rl.prompt()
+  }
+  prompt('› ')
+  let line = await input.next()
+  if (line === undefined) return undefined
+  if (line.trim() === '"""') {
+    const lines: string[] = []
+    for (;;) {
+      prompt('… ')
+      const next = await input.next()
+      if (next === undefined || next.trim() === '"""') break
+      lines.push(next)
+    }
+    return lines.join('\n')
+  }
+  const lines: string[] = []
+  while (line.endsWith('\\')) {
+    lines.push(line.slice(0, -1))
+    prompt('… ')
+    const next = await input.next()
+    if (next === undefined) return lines.join('\n')
+    line = next
+  }
+  lines.push(line)
+  return lines.join('\n')
+}

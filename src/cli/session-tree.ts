@@ -1,0 +1,176 @@
+import type { TokenUsage, ToolResultBlock } from '../llm/types.js'
+import type { RequestHeader, SessionEvent, TurnEndReason } from '../session/events.js'
+import type { SessionHeader } from '../session/session.js'
+import { loggedRequests } from './request-reconstruction.js'
+import { addUsage, emptyUsage, type UsageTotals } from './turn-outcome.js'
+
+/** One model request in `inspect`'s tree. */
+export interface RequestNode {
+  readonly firstSeq: number
+  readonly lastSeq: number
+  readonly provider: string | undefined
+  readonly model: string | undefined
+  /** From the event before the first chunk to the last chunk. */
+  readonly durationMs: number
+  /** The finish kind, if the stream finished (`stop`, `tool-calls`, `max-tokens`, `error`, …). */
+  readonly finish: string | undefined
+  /** The failure code of an `error` finish. */
+  readonly failure?: string
+  readonly usage?: TokenUsage
+}
+
+/** One tool call in `inspect`'s tree. */
+export interface ToolNode {
+  readonly callId: string
+  readonly name: string
+  readonly arguments: string
+  readonly callSeq: number
+  readonly resultSeq?: number
+  readonly durationMs?: number
+  readonly isError?: boolean
+  /** Failure code (`TOOL_DENIED`, `INVALID_ARGS`, …). */
+  readonly code?: string
+  /** The permission decision, when one was logged. */
+  readonly permission?: string
+}
+
+/** One step. */
+export interface StepNode {
+  readonly step: number
+  readonly startSeq: number
+  endSeq?: number
+  durationMs?: number
+  readonly requests: RequestNode[]
+  readonly tools: ToolNode[]
+}
+
+/** One turn. */
+export interface TurnNode {
+  readonly turn: number
+  readonly startSeq: number
+  endSeq?: number
+  durationMs?: number
+  reason?: TurnEndReason
+  readonly usage: UsageTotals
+  readonly steps: StepNode[]
+}
+
+/** `inspect --json`: the session and its turn → step → request/tool tree. */
+export interface SessionTree {
+  readonly id: string
+  readonly createdAt: string
+  readonly parentSession?: string
+  readonly seedLength?: number
+  readonly events: number
+  readonly turns: TurnNode[]
+}
+
+/** Builds the turn → step → request/tool tree of a log in one pass (plus one pass over its chunk runs). */
+export function buildSessionTree(header: SessionHeader, events: readonly SessionEvent[]): SessionTree {
+  const turns: TurnNode[] = []
+  const requestsByFirst = new Map(loggedRequests(events).map((r) => [r.firstSeq, r]))
+  const usageByFirstChunk = new Map<number, TokenUsage>()
+  const tools = new Map<string, { node: ToolNode; time: number }>()
+  let header$: RequestHeader | undefined
+  let turn: TurnNode | undefined
+  let step: StepNode | undefined
+  let turnStart = 0
+  let stepStart = 0
+  for (const e of events) {
+    if (e.type === 'assistant/message' && e.sourceEventSeqs !== undefined && e.sourceEventSeqs.length > 0) {
+      const usage = (e.data as { usage?: TokenUsage }).usage
+      if (usage !== undefined) usageByFirstChunk.set(e.sourceEventSeqs[0] as number, usage)
+    }
+  }
+  for (const e of events) {
+    const d = e.data as Record<string, unknown>
+    switch (e.type) {
+      case 'request/header':
+        header$ = (d as unknown as { header: RequestHeader }).header
+        break
+      case 'turn/start':
+        turn = { turn: d.turn as number, startSeq: e.seq, usage: emptyUsage(), steps: [] }
+        turnStart = e.time
+        turns.push(turn)
+        break
+      case 'turn/end':
+        if (turn !== undefined) {
+          turn.endSeq = e.seq
+          turn.durationMs = e.time - turnStart
+          turn.reason = d.reason as TurnEndReason
+        }
+        turn = undefined
+        break
+      case 'step/start':
+        step = { step: d.step as number, startSeq: e.seq, requests: [], tools: [] }
+        stepStart = e.time
+        turn?.steps.push(step)
+        break
+      case 'step/end':
+        if (step !== undefined) {
+          step.endSeq = e.seq
+          step.durationMs = e.time - stepStart
+        }
+        step = undefined
+        break
+      case 'assistant/message':
+        if (turn !== undefined) addUsage(turn.usage, d.usage as TokenUsage | undefined)
+        break
+      case 'assistant/chunk': {
+        const request = requestsByFirst.get(e.seq)
+        if (request === undefined || step === undefined) break
+        const before = events[e.seq - 1]
+        const finishChunk = events[request.lastSeq]?.data as { chunk?: { type: string; reason?: { failure?: { code?: string } } } } | undefined
+        const failure = finishChunk?.chunk?.type === 'finish' ? finishChunk.chunk.reason?.failure?.code : undefined
+        const usage = usageByFirstChunk.get(e.seq)
+        step.requests.push({
+          firstSeq: request.firstSeq,
+          lastSeq: request.lastSeq,
+          provider: header$?.config.provider,
+          model: header$?.config.model,
+          durationMs: (events[request.lastSeq]?.time ?? e.time) - (before?.time ?? e.time),
+          finish: request.finish,
+          ...(failure !== undefined ? { failure } : {}),
+          ...(usage !== undefined ? { usage } : {}),
+        })
+        break
+      }
+      case 'tool/call': {
+        const node: ToolNode = { callId: d.callId as string, name: d.name as string, arguments: d.arguments as string, callSeq: e.seq }
+        tools.set(node.callId, { node, time: e.time })
+        step?.tools.push(node)
+        break
+      }
+      case 'permission/decision': {
+        const entry = tools.get(d.callId as string)
+        if (entry !== undefined) replace(step, entry.node, { ...entry.node, permission: `${String(d.decision)} by ${String(d.by)}` }, tools)
+        break
+      }
+      case 'tool/result': {
+        const block = (d.message as { content: ToolResultBlock[] }).content[0]
+        const entry = tools.get(block?.toolCallId ?? '')
+        if (entry === undefined) break
+        const code = (d.error as { code?: string } | undefined)?.code
+        replace(step, entry.node, { ...entry.node, resultSeq: e.seq, durationMs: e.time - entry.time, isError: block?.isError === true, ...(code !== undefined ? { code } : {}) }, tools)
+        break
+      }
+    }
+  }
+  return {
+    id: header.id,
+    createdAt: new Date(header.createdAt).toISOString(),
+    ...(header.parentSession !== undefined ? { parentSession: header.parentSession } : {}),
+    ...(header.seedLength !== undefined ? { seedLength: header.seedLength } : {}),
+    events: events.length,
+    turns,
+  }
+}
+
+// Tool nodes are immutable snapshots: a later event replaces the node in its step.
+function replace(step: StepNode | undefined, old: ToolNode, next: ToolNode, index: Map<string, { node: ToolNode; time: number }>): void {
+  const entry = index.get(old.callId)
+  if (entry !== undefined) entry.node = next
+  if (step === undefined) return
+  const at = step.tools.indexOf(old)
+  if (at >= 0) step.tools[at] = next
+}
