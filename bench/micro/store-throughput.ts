@@ -2,7 +2,7 @@
  * Rough append throughput of the durable stores against the physical floor: a raw `fs.writeSync` + `fsync`
  * of the same bytes with the same flush policy. Not a test; numbers depend on the disk.
  *
- *   node --import tsx scripts/store-throughput.ts [--events 20000] [--batch 25]
+ *   npx tsx bench/micro/store-throughput.ts [--events 20000] [--batch 25]
  *
  * The event mix imitates a streaming agent: each "step" of `batch` events is mostly text chunks of one block,
  * framed by a few boundary events; a flush follows each step (as the loop flushes at tool bodies and turn/end).
@@ -11,16 +11,19 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { Session, type SessionEvent, type SessionStore } from '../src/index.js'
-import { JsonlStore } from '../src/store/jsonl-store.js'
-import { encodeRecordLines } from '../src/store/session-file.js'
-import { SqliteStore } from '../src/store/sqlite.js'
+import { Session, type SessionEvent, type SessionStore } from '../../src/index.js'
+import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { encodeRecordLines } from '../../src/store/session-file.js'
+import { SqliteStore } from '../../src/store/sqlite.js'
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, batch: { type: 'string', default: '25' } } })
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '20000' }, batch: { type: 'string', default: '25' }, load: { type: 'string', default: '100000,1000000' } },
+})
 const total = Number(values.events)
 const batch = Number(values.batch)
+const loadSizes = values.load === '' ? [] : values.load.split(',').map(Number)
 
-function workload(): SessionEvent[] {
+function workload(total: number): SessionEvent[] {
   const events: SessionEvent[] = []
   const push = (type: string, data: SessionEvent['data']): void => {
     events.push(Object.freeze({ type, seq: events.length, time: 1_700_000_000_000 + events.length, data }))
@@ -63,7 +66,7 @@ function rawRun(path: string, events: readonly SessionEvent[], pack: boolean): n
   return elapsed
 }
 
-const events = workload()
+const events = workload(total)
 const root = mkdtempSync(join(tmpdir(), 'll-throughput-'))
 const rate = (ms: number): string => `${Math.round(events.length / (ms / 1000)).toLocaleString('en')} events/s`
 async function measureOnce(round: number): Promise<[string, number][]> {
@@ -96,6 +99,45 @@ try {
     const ms = median(i)
     console.log(`${name.padEnd(58)} ${ms.toFixed(0).padStart(6)} ms  ${rate(ms).padStart(18)}  ×${(ms / floor).toFixed(2)} of the floor`)
   })
+  await measureLoads()
 } finally {
   rmSync(root, { recursive: true, force: true })
+}
+
+/**
+ * Load time of big sessions: the store's read (parse, unpack, repair check) and the full resume path
+ * (adopting every event into a Session: validation, surface and header folds), for JSONL and SQLite.
+ */
+async function measureLoads(): Promise<void> {
+  for (const size of loadSizes) {
+    const big = workload(size)
+    console.log(`\nload of a ${size.toLocaleString('en')}-event session (median of 3):`)
+    for (const kind of ['jsonl', 'sqlite'] as const) {
+      const make = (): SessionStore => (kind === 'jsonl' ? new JsonlStore({ dir: join(root, `load-${size}`) }) : new SqliteStore({ path: join(root, `load-${size}.db`) }))
+      const writerStore = make()
+      const writer = await writerStore.create(new Session({ id: 'big' }).header)
+      for (let i = 0; i < big.length; i++) {
+        writer.append(big[i] as SessionEvent)
+        if ((i + 1) % 10_000 === 0) await writer.flush()
+      }
+      await writer.close()
+      await writerStore.close()
+      const reads: number[] = []
+      const resumes: number[] = []
+      for (let round = 0; round < 3; round++) {
+        const store = make()
+        const t0 = performance.now()
+        const stored = await store.read('big')
+        const t1 = performance.now()
+        const session = new Session({ id: 'big', header: stored.header, seed: stored.events })
+        const t2 = performance.now()
+        if (session.length !== size) throw new Error(`loaded ${session.length} of ${size} events`)
+        reads.push(t1 - t0)
+        resumes.push(t2 - t0)
+        await store.close()
+      }
+      const med = (xs: number[]): number => xs.sort((a, b) => a - b)[1] as number
+      console.log(`  ${kind.padEnd(6)} read ${med(reads).toFixed(0).padStart(6)} ms   read + adopt into a Session ${med(resumes).toFixed(0).padStart(6)} ms   (${Math.round(size / (med(resumes) / 1000)).toLocaleString('en')} events/s)`)
+    }
+  }
 }
