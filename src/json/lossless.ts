@@ -64,6 +64,9 @@ function copyValue(pass: Pass, v: unknown, path: string): JsonValue | undefined 
       return fail(pass, path, `${typeof v} is not JSON`)
   }
   if (v === null) return null
+  // A deep-frozen plain value cannot change any more: adopt it as is (adapters freeze the chunks they
+  // stream, so the log shares them instead of copying every chunk). Anything unusual takes the copy path.
+  if (pass.freeze && Object.isFrozen(v) && isFrozenJson(v, 0)) return v as JsonValue
   const ancestors = pass.ancestors
   if (ancestors.includes(v)) return fail(pass, path, 'cycle')
   if (ancestors.length >= MAX_DEPTH) return fail(pass, path, `nested deeper than ${MAX_DEPTH}`)
@@ -92,13 +95,13 @@ function copyArray(pass: Pass, arr: unknown[], path: string): JsonValue[] | unde
 function copyObject(pass: Pass, obj: object, path: string): JsonObject | undefined {
   const proto: unknown = Object.getPrototypeOf(obj)
   if (proto !== Object.prototype && proto !== null) return fail(pass, path, 'class instance (not a plain object)')
-  const keys = Object.keys(obj)
-  if (Object.getOwnPropertySymbols(obj).length > 0) return fail(pass, path, 'symbol key')
-  if (Object.getOwnPropertyNames(obj).length !== keys.length) return fail(pass, path, 'non-enumerable property')
+  const keys = Reflect.ownKeys(obj)
   const out: JsonObject = {}
   const source = obj as Record<string, unknown>
   for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string
+    const key = keys[i] as string | symbol
+    if (typeof key === 'symbol') return fail(pass, path, 'symbol key')
+    if (!Object.prototype.propertyIsEnumerable.call(obj, key)) return fail(pass, `${path}.${key}`, 'non-enumerable property')
     const item = copyValue(pass, source[key], '')
     if (item === undefined) return rewritePath(pass, `${path}.${key}`)
     // Plain assignment would set the prototype for `__proto__`: that key must stay an ordinary own key.
@@ -106,6 +109,42 @@ function copyObject(pass: Pass, obj: object, path: string): JsonObject | undefin
     else out[key] = item
   }
   return out
+}
+
+/**
+ * True when `v` is deep-frozen lossless JSON (checked without copying; getters are not looked for). Depth-limited, so a frozen cycle
+ * answers false and is then rejected by the copy path with a proper reason.
+ */
+function isFrozenJson(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true
+    case 'number':
+      return Number.isFinite(v) && !(v === 0 && 1 / v < 0)
+    case 'object':
+      break
+    default:
+      return false
+  }
+  if (v === null) return true
+  if (depth > 64 || !Object.isFrozen(v)) return false
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return false
+    for (let i = 0; i < v.length; i++) if (!(i in v) || !isFrozenJson(v[i], depth + 1)) return false
+    return true
+  }
+  const proto: unknown = Object.getPrototypeOf(v)
+  if (proto !== Object.prototype && proto !== null) return false
+  const source = v as Record<string, unknown>
+  let count = 0
+  for (const key in source) {
+    if (!Object.prototype.hasOwnProperty.call(source, key)) return false
+    count++
+    if (key === '__proto__' || !isFrozenJson(source[key], depth + 1)) return false
+  }
+  // Non-enumerable or symbol keys would be lost by JSON: only the plain case is adopted.
+  return count === Reflect.ownKeys(v).length
 }
 
 /** Paths are built only on failure: the innermost failure recorded a relative path, prefix it on the way out. */

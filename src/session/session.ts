@@ -151,7 +151,7 @@ export class Session {
       throw new HarnessError(`'${type}' appended from inside a session/event listener of the same session; append later instead`, 'REENTRANT_APPEND')
     }
     const event = buildEvent(type, this.#log.length, snapshot, options)
-    this.#surface.validateNext(event, (s) => this.#log[s])
+    this.#surface.validateNext(event, this.#log)
     const wiring = this.#wiring
     wiring?.validate?.(this, event)
     wiring?.persist?.(this, event)
@@ -248,7 +248,7 @@ export class Session {
     }
     const event = Object.isFrozen(raw) ? raw : (snapshotJsonFrozen(raw, `event ${seq}`) as unknown as SessionEvent)
     try {
-      this.#surface.validateNext(event, (s) => this.#log[s])
+      this.#surface.validateNext(event, this.#log)
     } catch (error) {
       throw corrupt(seq, (error as Error).message, error)
     }

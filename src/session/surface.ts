@@ -24,9 +24,9 @@ export class Surface {
 
   /**
    * Checks that `event` may be the next log entry as far as the surface is concerned; throws a
-   * `HarnessError` (code `INVALID_EVENT`) naming the rule it breaks. `lookup` resolves earlier events.
+   * `HarnessError` (code `INVALID_EVENT`) naming the rule it breaks. `log` holds the earlier events (indexed by seq).
    */
-  validateNext(event: SessionEvent, lookup: (seq: number) => SessionEvent | undefined): void {
+  validateNext(event: SessionEvent, log: readonly (SessionEvent | undefined)[]): void {
     if (event.seq !== this.#nextSeq) fail(event, `seq ${event.seq} is not the next position ${this.#nextSeq}`)
     const isSurface = SURFACE_TYPES.has(event.type)
     if (!isSurface) {
@@ -59,7 +59,7 @@ export class Surface {
     const missing = shadowed.filter((s) => !(sources ?? []).includes(s))
     if (missing.length > 0) fail(event, `a replace must cite every node it shadows in sourceEventSeqs (missing ${missing.join(', ')})`)
     if (event.type === 'tool/result') {
-      const old = shadowed.length === 1 ? lookup(shadowed[0] as number) : undefined
+      const old = shadowed.length === 1 ? log[shadowed[0] as number] : undefined
       if (old === undefined || old.type !== 'tool/result') fail(event, 'a tool/result replace must shadow exactly one tool/result')
       if (!sameExceptToolContent(old.data, event.data)) fail(event, 'a tool/result replace may change only the tool-result content')
     }

@@ -33,7 +33,7 @@ export function verifySessionLog(events: readonly SessionEvent[], options: { all
     const g = grammar.check(e)
     if (g !== undefined) problems.push(g)
     try {
-      surface.validateNext(e, (s) => events[s])
+      surface.validateNext(e, events)
       surface.apply(e)
     } catch (error) {
       problems.push((error as Error).message)

@@ -164,7 +164,7 @@ describe('surface: append and replace', () => {
 
   it('replace bumps the generation; append does not', () => {
     const surface = new Surface()
-    const lookup = () => undefined
+    const lookup: never[] = []
     const ev = (seq: number, surfaceOp: unknown, sources?: number[]) =>
       ({ type: 'user/message', seq, time: 0, data: userData(`m${seq}`), surfaceOp, ...(sources ? { sourceEventSeqs: sources } : {}) }) as never
     surface.validateNext(ev(0, 'append'), lookup)

@@ -1,4 +1,5 @@
 import type { JsonValue } from '../../json/lossless.js'
+import { freezeChunk } from '../freeze-chunk.js'
 import type { ContentBlock, GenerateOptions, LlmAdapter, ModelInfo, StreamChunk, TokenUsage } from '../types.js'
 
 /** One scripted model reply. An array element of `text`/`reasoning` is one streamed chunk. */
@@ -119,6 +120,8 @@ export function scriptChunks(step: Extract<ScriptStep, { text?: unknown }>, requ
   if (step.usage !== undefined) chunks.push({ type: 'usage', usage: step.usage })
   const finish = step.finish ?? (calls.length > 0 ? 'tool-calls' : 'stop')
   chunks.push({ type: 'finish', reason: { kind: finish } })
+  // Frozen: the session log adopts frozen chunks without copying them.
+  for (const chunk of chunks) freezeChunk(chunk)
   return chunks
 }
 

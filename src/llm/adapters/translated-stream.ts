@@ -1,3 +1,4 @@
+import { freezeChunk } from '../freeze-chunk.js'
 import { normalizeLlmFailure } from '../llm-error.js'
 import { failureFinish } from '../registry.js'
 import type { StreamChunk } from '../types.js'
@@ -32,10 +33,10 @@ export async function* streamTranslatedEvents(
     try {
       for await (const event of stream.events) {
         const result = translator.accept(event.data)
-        yield* result.chunks
+        for (const chunk of result.chunks) yield freezeChunk(chunk)
         if (result.done) return
       }
-      yield* translator.endOfStream().chunks
+      for (const chunk of translator.endOfStream().chunks) yield freezeChunk(chunk)
     } finally {
       // Stops reading and closes the socket when we return early (after the end marker, or when the consumer stops).
       await stream.events.return()
