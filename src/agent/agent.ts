@@ -43,6 +43,8 @@ export interface AgentRuntime {
   readonly maxParallelToolCalls: number
   /** Called once the agent is disposed. */
   readonly onDisposed?: (agent: Agent) => void
+  /** Run each driver activity inside an AsyncLocalStorage frame (`currentInitiator()`). */
+  readonly initiatorScope?: boolean
 }
 
 /** Per-agent seams (`agent.ctx`): hooks and prompt parts that apply to this agent only. */
@@ -182,7 +184,9 @@ export class Agent {
       return
     }
     this.#setPhase({ kind: 'running', abort: new AbortController(), turn: phase.lastTurn, step: 0, wakeRequested: false })
-    this.#activity = runWithInitiator(this, () => this.#kick())
+    // The initiator scope is opt-in: on Node 20 an AsyncLocalStorage frame makes every promise in the process
+    // pay for async hooks (measured: ~25% of a short step).
+    this.#activity = this.#rt.initiatorScope === true ? runWithInitiator(this, () => this.#kick()) : this.#kick()
   }
 
   async #kick(): Promise<void> {
@@ -300,7 +304,8 @@ export class Agent {
         const stream = prepared !== undefined ? prepared.stream(request) : this.#rt.llm.stream(request)
         for await (const chunk of stream) {
           signal.throwIfAborted()
-          chunkSeqs.push(this.#append('assistant/chunk', { turn, step, chunk }).seq)
+          // Frozen here so the log adopts it without a copy when the adapter froze the chunk too.
+          chunkSeqs.push(this.#append('assistant/chunk', Object.freeze({ turn, step, chunk })).seq)
           assembler.push(chunk)
         }
         signal.throwIfAborted()

@@ -30,6 +30,12 @@ export interface HarnessOptions {
   readonly maxParallelToolCalls?: number
   /** Where contained listener failures are reported (default: stderr). */
   readonly onListenerError?: ListenerErrorReporter
+  /**
+   * Run every agent's work inside an AsyncLocalStorage frame so `currentInitiator()` can tell, anywhere down
+   * the call stack, which agent is working (default false: on Node 20 this makes every promise in the process
+   * slower; tools and plugins already receive the agent in their payloads).
+   */
+  readonly initiatorScope?: boolean
 }
 
 /** The harness: registries, hooks, store, and the agents created from them. */
@@ -113,14 +119,18 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       writer,
       maxParallelToolCalls: maxParallel,
       onDisposed: (a) => agents.delete(a),
+      initiatorScope: options.initiatorScope === true,
     })
     // Plugins installed later may add validators: resolve the guard per append instead of once.
+    // Runs for every event (chunks included): build hook payloads only when someone listens.
     session.wire({
-      validate: (s, event) => hooks.guard('session/validate', { session: s, event }, s.id),
+      validate: (s, event) => {
+        if (hooks.has('session/validate')) hooks.guard('session/validate', { session: s, event }, s.id)
+      },
       persist: (_s, event) => writer.append(event),
       publish: (s, event) => {
         agent.observe(event)
-        hooks.emit('session/event', { session: s, event }, s.id)
+        if (hooks.has('session/event')) hooks.emit('session/event', { session: s, event }, s.id)
       },
     })
     agents.add(agent)

@@ -9,7 +9,8 @@ export function runWithInitiator<T>(agent: { readonly id: string }, op: () => T)
 
 /**
  * The agent whose driver is running the current async call chain, if any — how a tool or plugin deep in a
- * call stack learns which agent it works for.
+ * call stack learns which agent it works for. Needs `createHarness({ initiatorScope: true })`; otherwise it
+ * answers `undefined`.
  */
 export function currentInitiator(): { readonly id: string } | undefined {
   return storage.getStore()

@@ -137,14 +137,14 @@ function isFrozenJson(v: unknown, depth: number): boolean {
   const proto: unknown = Object.getPrototypeOf(v)
   if (proto !== Object.prototype && proto !== null) return false
   const source = v as Record<string, unknown>
-  let count = 0
-  for (const key in source) {
-    if (!Object.prototype.hasOwnProperty.call(source, key)) return false
-    count++
+  // Enumerable own string keys are what JSON keeps; non-enumerable or symbol keys of a frozen object are
+  // not looked for (this path is per chunk), they would simply not reach the stored log.
+  const keys = Object.keys(source)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string
     if (key === '__proto__' || !isFrozenJson(source[key], depth + 1)) return false
   }
-  // Non-enumerable or symbol keys would be lost by JSON: only the plain case is adopted.
-  return count === Reflect.ownKeys(v).length
+  return true
 }
 
 /** Paths are built only on failure: the innermost failure recorded a relative path, prefix it on the way out. */

@@ -146,7 +146,12 @@ export class Session {
    */
   append(type: string, data: unknown, options?: AppendOptions): SessionEvent {
     if (typeof type !== 'string' || type === '') throw new HarnessError('event type must be a non-empty string', 'INVALID_EVENT')
-    const snapshot = snapshotJsonFrozen(data, () => `'${type}' event data`)
+    let snapshot: JsonValue
+    try {
+      snapshot = snapshotJsonFrozen(data)
+    } catch (error) {
+      throw new HarnessError(`'${type}' event data: ${(error as Error).message}`, 'INVALID_JSON', { cause: error })
+    }
     if (this.#publishing) {
       throw new HarnessError(`'${type}' appended from inside a session/event listener of the same session; append later instead`, 'REENTRANT_APPEND')
     }

@@ -75,10 +75,11 @@ describe('LOOP-DRIVER-PRESTEP', () => {
     expect(f.ofType('turn/start')).toHaveLength(0)
   })
 
-  it('tools run with the agent as initiator (AsyncLocalStorage scope)', async () => {
+  it('with initiatorScope, tools run with the agent as initiator (AsyncLocalStorage scope)', async () => {
     const seen: (string | undefined)[] = []
     const f = await loopFixture([{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { text: 'done' }], {
       tools: [echoTool()],
+      initiatorScope: true,
     })
     f.harness.hooks.on('tools/pre-execute', (_p, next) => {
       seen.push(currentInitiator()?.id)
