@@ -27,8 +27,8 @@ const { values } = parseArgs({
 
 const quick = values.quick ?? false
 const mode = quick
-  ? { name: 'quick', steps: [10, 100], runs: 2, budgetS: 50, warmupSteps: 60, warmupMs: 600, skip: ['control', 'langgraph-nocp'], scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50 }
-  : { name: 'full', steps: [10, 100, 1000], runs: 3, budgetS: 540, warmupSteps: 200, warmupMs: 2500, skip: [], scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100 }
+  ? { name: 'quick', steps: [10, 100], runs: 2, budgetS: 50, warmupSteps: 1000, warmupMs: 700, skip: ['control', 'langgraph-nocp'], scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50 }
+  : { name: 'full', steps: [10, 100, 1000], runs: 3, budgetS: 540, warmupSteps: 3000, warmupMs: 2000, skip: [], scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100 }
 const runs = values.runs ? Number(values.runs) : mode.runs
 const budgetMs = 1000 * (values['budget-s'] ? Number(values['budget-s']) : mode.budgetS)
 const only = values.only ? new Set(values.only.split(',')) : undefined

@@ -1,4 +1,5 @@
-import { closeSync, constants, lstatSync, openSync } from 'node:fs'
+import { closeSync, constants, lstatSync, mkdirSync, openSync } from 'node:fs'
+import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { HarnessError } from '../errors/harness-error.js'
 import { deepFreeze } from '../json/lossless.js'
@@ -90,6 +91,8 @@ export class SqliteStore implements SessionStore {
     this.#leaseMs = options.leaseMs ?? 30_000
     if (!Number.isSafeInteger(this.#leaseMs) || this.#leaseMs < 100) throw new HarnessError('leaseMs must be an integer ≥ 100', 'INVALID_CONFIG')
     this.#knownTypes = options.knownTypes === undefined ? undefined : [...options.knownTypes]
+    // Like JsonlStore's directory: a missing parent is created, private to this user.
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 })
     createPrivateFile(this.path)
     this.#db = new Database(this.path, { timeout: options.busyTimeoutMs ?? 5000 })
     try {

@@ -47,6 +47,17 @@ async function failure(promise: Promise<unknown>): Promise<{ code?: string; mess
 }
 
 describe('JSONL session files', () => {
+  it('fsync: "background" makes flushes just as durable; a bad fsync option is INVALID_CONFIG', async () => {
+    const store = new JsonlStore({ dir, fsync: 'background' })
+    const writer = await store.create(new Session({ id: 'bg' }).header)
+    writer.append({ type: 'session/title', seq: 0, time: 1, data: { title: 'background fsync' } })
+    await writer.flush()
+    const fresh = await new JsonlStore({ dir }).read('bg')
+    expect(fresh.events.map((e) => e.data)).toEqual([{ title: 'background fsync' }])
+    await store.close()
+    expect(() => new JsonlStore({ dir, fsync: 'sometimes' as never })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
+  })
+
   it('are written as a header line plus records, packed chunk runs included, 0600 in a 0700 directory', async () => {
     const { path, events } = await recordedSession()
     const text = lines(path)

@@ -26,6 +26,14 @@ function setLease(owner: object | null, expires: number): void {
 }
 
 describe('SqliteStore', () => {
+  it('creates a missing parent folder (0700) for its database', async () => {
+    const nested = join(root, 'a', 'b', 'sessions.db')
+    const store = new SqliteStore({ path: nested })
+    await store.close()
+    expect(statSync(join(root, 'a', 'b')).mode & 0o777).toBe(0o700)
+    expect(statSync(nested).mode & 0o777).toBe(0o600)
+  })
+
   it('uses WAL in a 0600 file (synchronous=FULL is set and read back on its own connection)', async () => {
     const store = new SqliteStore({ path })
     await store.close()
