@@ -139,10 +139,9 @@ function isFrozenJson(v: unknown, depth: number): boolean {
   const source = v as Record<string, unknown>
   // Enumerable own string keys are what JSON keeps; non-enumerable or symbol keys of a frozen object are
   // not looked for (this path is per chunk), they would simply not reach the stored log.
-  const keys = Object.keys(source)
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string
-    if (key === '__proto__' || !isFrozenJson(source[key], depth + 1)) return false
+  // for…in over a frozen object uses V8's enum cache: no key array is allocated (this runs per chunk).
+  for (const key in source) {
+    if (!Object.hasOwn(source, key) || key === '__proto__' || !isFrozenJson(source[key], depth + 1)) return false
   }
   return true
 }
