@@ -35,6 +35,8 @@ export async function openHarness(kind: StoreKind, dir: string): Promise<BenchHa
     return state.current
   }
   const adapter = scriptedAdapter({
+    // Every request holds the whole history: recording them all would grow quadratically over a long turn.
+    recordRequests: false,
     script: (request) => {
       const plan = workload().beginStep(request.messages.length)
       const call = plan.toolCall

@@ -33,6 +33,19 @@ function finishOf(chunks: StreamChunk[]) {
 }
 
 describe('scriptedAdapter', () => {
+  it('recordRequests: false keeps no requests but still plays the script in order, with frozen chunks', async () => {
+    const model = scriptedAdapter({ recordRequests: false, script: [{ text: 'one' }, { text: 'two' }] })
+    const texts: string[] = []
+    for (let i = 0; i < 2; i++) {
+      for await (const chunk of model.stream({ provider: 'scripted', model: 'm', messages: [] })) {
+        expect(Object.isFrozen(chunk)).toBe(true)
+        if (chunk.type === 'text-delta') texts.push(chunk.text)
+      }
+    }
+    expect(texts).toEqual(['one', 'two'])
+    expect(model.requests).toEqual([])
+  })
+
   it('streams each array element of text as one chunk and closes the block with the joined text', async () => {
     const { runs } = await play([{ text: ['Hel', 'lo'] }])
     expect(runs[0]).toEqual([

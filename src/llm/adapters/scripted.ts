@@ -25,13 +25,18 @@ export interface ScriptedAdapterOptions {
   readonly provider?: string
   /** Model facts by model name (context window, default max tokens). */
   readonly models?: Readonly<Record<string, ModelInfo>>
+  /**
+   * Keep every request in `.requests` (default true). Each request holds the whole history, so a long
+   * benchmark or soak run should turn this off: the recorded requests would grow quadratically.
+   */
+  readonly recordRequests?: boolean
   /** Replies in order, or a function of the request and its 0-based index. */
   readonly script: readonly ScriptStep[] | ((request: GenerateOptions, index: number) => ScriptStep)
 }
 
 /** A scripted adapter: a real adapter that replays a script, recording every request it receives. */
 export interface ScriptedAdapter extends LlmAdapter {
-  /** Every request received, in order (the loop's frozen request objects). */
+  /** Every request received, in order (the loop's frozen request objects); empty with `recordRequests: false`. */
   readonly requests: GenerateOptions[]
 }
 
@@ -50,13 +55,15 @@ export function scriptedAdapter(options: ScriptedAdapterOptions): ScriptedAdapte
   const requests: GenerateOptions[] = []
   const models = options.models ?? {}
   const script = options.script
+  const record = options.recordRequests ?? true
+  let served = 0
   return {
     provider: options.provider ?? 'scripted',
     requests,
     resolveModel: (model) => models[model],
     stream(request) {
-      const index = requests.length
-      requests.push(request)
+      const index = served++
+      if (record) requests.push(request)
       const step: ScriptStep | undefined = typeof script === 'function' ? script(request, index) : script[index]
       // The common case (no delay, no failure, no hang) skips the generator: benchmarks measure the loop, not this.
       if (step !== undefined && !('hang' in step) && !('error' in step) && (step.delayMs ?? 0) === 0) {
