@@ -155,6 +155,8 @@ export class Session {
     if (this.#publishing) {
       throw new HarnessError(`'${type}' appended from inside a session/event listener of the same session; append later instead`, 'REENTRANT_APPEND')
     }
+    const legacy = legacyProblem(type, snapshot)
+    if (legacy !== undefined) throw new HarnessError(`'${type}' refused: ${legacy}`, 'INVALID_EVENT')
     const event = buildEvent(type, this.#log.length, snapshot, options)
     this.#surface.validateNext(event, this.#log)
     const wiring = this.#wiring
@@ -248,6 +250,8 @@ export class Session {
     if (typeof raw.type !== 'string' || raw.type === '') throw corrupt(seq, 'missing type')
     if (!Number.isSafeInteger(raw.time)) throw corrupt(seq, 'time must be an integer')
     if (raw.ignorable !== undefined && raw.ignorable !== true) throw corrupt(seq, 'ignorable must be true or absent')
+    const legacy = legacyProblem(raw.type, raw.data)
+    if (legacy !== undefined) throw corrupt(seq, legacy)
     if (!known.has(raw.type) && raw.ignorable !== true) {
       throw corrupt(seq, `unknown event type '${raw.type}' is not marked ignorable (written by a newer ledgerloop or a plugin that is not installed?)`)
     }
@@ -294,6 +298,19 @@ function buildEvent(type: string, seq: number, data: JsonValue, options: AppendO
   if (options?.ignorable === true) event.ignorable = true
   // data and surface parts are already deep-frozen copies: freezing the envelope completes the event.
   return Object.freeze(event)
+}
+
+/**
+ * Header shapes the log no longer accepts: delta headers (every header is a full snapshot, so a fold needs
+ * only the latest) and reasons other than initial / resume / change (a `fallback` header would make a request
+ * unreconstructable).
+ */
+function legacyProblem(type: string, data: unknown): string | undefined {
+  if (type === 'request/header-delta') return 'delta headers are not supported: every request/header is a full snapshot'
+  if (type !== 'request/header') return undefined
+  const reason = (data as { reason?: unknown } | null)?.reason
+  if (reason !== 'initial' && reason !== 'resume' && reason !== 'change') return `request/header reason must be initial, resume or change, not ${JSON.stringify(reason)}`
+  return undefined
 }
 
 function corrupt(seq: number, why: string, cause?: unknown): HarnessError {

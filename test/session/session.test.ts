@@ -44,6 +44,17 @@ describe('seed adoption', () => {
     expectCorrupt(seed, /session log is corrupt at seq 1: unexpected envelope key 'extra'/)
   })
 
+  it('refuses legacy header shapes: delta headers and a request/header reason other than initial/resume/change', () => {
+    const header = { config: { provider: 'p', model: 'm' } }
+    expectCorrupt(rawLog([['turn/start', { turn: 1 }], ['request/header-delta', { delta: {} }]]), /at seq 1: delta headers are not supported/)
+    expectCorrupt(rawLog([['turn/start', { turn: 1 }], ['request/header', { header, reason: 'fallback' }]]), /at seq 1: request\/header reason must be/)
+    const live = new Session()
+    live.append('turn/start', { turn: 1 })
+    expect(harnessErrorOf(() => live.append('request/header', { header, reason: 'fallback' })).code).toBe('INVALID_EVENT')
+    expect(harnessErrorOf(() => live.append('request/header-delta', {})).code).toBe('INVALID_EVENT')
+    expect(live.append('request/header', { header, reason: 'initial' }).seq).toBe(1)
+  })
+
   it('refuses a seq gap, naming the seq', () => {
     const seed = goodSeed()
     seed[2] = { ...(seed[2] as SessionEvent), seq: 3 }
