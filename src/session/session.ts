@@ -150,7 +150,7 @@ export class Session {
     try {
       snapshot = snapshotJsonFrozen(data)
     } catch (error) {
-      throw new HarnessError(`'${type}' event data: ${(error as Error).message}`, 'INVALID_JSON', { cause: error })
+      throw new HarnessError((error as Error).message.replace(/^value/, `'${type}' event data`), 'INVALID_JSON', { cause: error })
     }
     if (this.#publishing) {
       throw new HarnessError(`'${type}' appended from inside a session/event listener of the same session; append later instead`, 'REENTRANT_APPEND')
