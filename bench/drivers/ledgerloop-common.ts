@@ -67,28 +67,24 @@ export async function openHarness(kind: StoreKind, dir: string): Promise<BenchHa
   }
 }
 
-function turnEnds(agent: LedgerAgent): number {
-  let count = 0
-  for (const event of agent.session.events) if (event.type === 'turn/end') count++
-  return count
+/** Seq of the last `turn/end` at or after `from`, or -1 (reads by index: `session.events` copies the log). */
+function lastTurnEnd(agent: LedgerAgent, from: number): number {
+  const session = agent.session
+  for (let seq = session.length - 1; seq >= from; seq--) if (session.at(seq)?.type === 'turn/end') return seq
+  return -1
 }
 
 /** Send the prompt as a new turn and wait until that turn has ended; throw unless it completed. */
 export async function runTurn(agent: LedgerAgent): Promise<void> {
-  const before = turnEnds(agent)
+  const from = agent.session.length
   agent.followup(PROMPT)
   // whenIdle may resolve before the wake is observed; wait for the turn/end itself (bounded).
-  for (let i = 0; i < 1000 && turnEnds(agent) === before; i++) {
+  for (let i = 0; i < 1000 && lastTurnEnd(agent, from) < 0; i++) {
     await agent.whenIdle()
-    if (turnEnds(agent) === before) await new Promise((r) => setImmediate(r))
+    if (lastTurnEnd(agent, from) < 0) await new Promise((r) => setImmediate(r))
   }
-  const events = agent.session.events
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]!
-    if (event.type !== 'turn/end') continue
-    const reason = (event.data as { reason?: { kind?: string } } | null)?.reason?.kind
-    if (reason !== 'completed') throw new Error(`ledgerloop turn ended '${reason}'`)
-    return
-  }
-  throw new Error('ledgerloop turn never ended')
+  const seq = lastTurnEnd(agent, from)
+  if (seq < 0) throw new Error('ledgerloop turn never ended')
+  const reason = (agent.session.at(seq)?.data as { reason?: { kind?: string } } | null)?.reason?.kind
+  if (reason !== 'completed') throw new Error(`ledgerloop turn ended '${reason}'`)
 }

@@ -13,7 +13,7 @@ export const createDriver: CreateDriver = async (variant, options) => {
       return {
         go: () => runTurn(agent),
         async after() {
-          const events = agent.session.events.length
+          const events = agent.session.length
           await agent.dispose()
           return { eventsPerStep: events / workload.steps }
         },
