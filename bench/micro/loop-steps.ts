@@ -50,8 +50,10 @@ async function once(steps: number): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 console.log(`loop per-step wall time (K=${K} chunks + 1 tool call per step, memory store, ${runs} runs, median)`)
+// Warm-up to steady state first (about 3,000 steps), as the side-by-side bench does for every framework.
+for (let i = 0; i < 30; i++) await once(100)
 for (const n of [10, 100, 1000]) {
-  await once(n) // warm-up
+  await once(n)
   const samples: number[] = []
   for (let i = 0; i < runs; i++) samples.push(await once(n))
   console.log(`N=${String(n).padStart(5)}  ${median(samples).toFixed(4)} ms/step  (${(median(samples) / (K + 6)).toFixed(5)} ms/chunk-event)`)
