@@ -15,7 +15,7 @@ describe('ledgerloop run --script (the offline demo) and the session tools on it
   let stdout = ''
 
   beforeAll(async () => {
-    const run = await runCli(['run', '--script', 'examples/scripts/demo.json', '--yes', 'Take notes'], { env })
+    const run = await runCli(['run', '--script', 'examples/scripts/demo.json', 'Take notes'], { env })
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     stdout = run.stdout

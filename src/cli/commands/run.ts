@@ -27,7 +27,11 @@ export async function runCommand(prompt: string, flags: AgentFlags): Promise<num
       ? async () => 'yes' as const
       : interactive
         ? promptingApprover(process.stdout, readTtyLine, { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume() })
-        : undefined
+        : prepared.scratchRoot
+          ? // A scripted demo in a throwaway scratch folder: file tools cannot reach anything else, so their asks
+            // are approved; the shell is not confined to the folder, so it stays denied.
+            async (question: { tool: string }) => (question.tool === 'bash' ? ('no' as const) : ('yes' as const))
+          : undefined
   const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ...(ask !== undefined ? { ask } : {}) })
   let agent: Agent | undefined
   output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, json)
