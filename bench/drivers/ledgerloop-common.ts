@@ -25,6 +25,8 @@ type LedgerAgent = Awaited<ReturnType<ReturnType<typeof createHarness>['createAg
 export interface BenchHarness {
   current: Workload | undefined
   newAgent(): Promise<LedgerAgent>
+  /** Disposes a run's agent and frees its session where the store holds it in memory. */
+  release(agent: LedgerAgent): Promise<void>
   close(): Promise<void>
 }
 
@@ -54,7 +56,8 @@ export async function openHarness(kind: StoreKind, dir: string): Promise<BenchHa
     parameters: { type: 'object', properties: { step: { type: 'number' } }, required: ['step'] },
     execute: (args: unknown) => workload().runTool(args),
   })
-  const harness = createHarness({ store: await openStore(kind, dir), adapters: [adapter], tools: [bump] })
+  const store = await openStore(kind, dir)
+  const harness = createHarness({ store, adapters: [adapter], tools: [bump] })
   return {
     get current() {
       return state.current
@@ -63,6 +66,12 @@ export async function openHarness(kind: StoreKind, dir: string): Promise<BenchHa
       state.current = w
     },
     newAgent: () => harness.createAgent({ provider: 'scripted', model: 'bench' }),
+    async release(agent) {
+      await agent.dispose()
+      // A MemoryStore keeps every session until told otherwise: drop each finished run's log so warm-up runs
+      // do not inflate the measured run's heap and RSS (file stores keep theirs on disk, not in memory).
+      if (store instanceof MemoryStore) store.delete(agent.id)
+    },
     close: () => harness.close(),
   }
 }

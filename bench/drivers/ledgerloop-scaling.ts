@@ -25,7 +25,7 @@ export const createDriver: CreateDriver = async (variant, options) => {
     bench.current = new Workload(PREFILL_TURN_STEPS)
     await runTurn(warm)
   }
-  await warm.dispose()
+  await bench.release(warm)
   return {
     async prepare(workload) {
       const agent = await bench.newAgent()
@@ -41,7 +41,7 @@ export const createDriver: CreateDriver = async (variant, options) => {
       return {
         go: () => runTurn(agent),
         async after() {
-          await agent.dispose()
+          await bench.release(agent)
           return { sessionEventsAtStart: startEvents }
         },
       }

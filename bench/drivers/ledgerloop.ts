@@ -14,7 +14,7 @@ export const createDriver: CreateDriver = async (variant, options) => {
         go: () => runTurn(agent),
         async after() {
           const events = agent.session.length
-          await agent.dispose()
+          await bench.release(agent)
           return { eventsPerStep: events / workload.steps }
         },
       }

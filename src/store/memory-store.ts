@@ -53,6 +53,18 @@ export class MemoryStore implements SessionStore {
       .sort((a, b) => b.updatedAt - a.updatedAt)
   }
 
+  /**
+   * Forgets a session (its events become garbage). For long-running processes that keep sessions in memory
+   * only: nothing else ever drops them. Refused with `SESSION_LOCKED` while a writer holds the session.
+   * @returns whether the session existed
+   */
+  delete(id: string): boolean {
+    const entry = this.#sessions.get(id)
+    if (entry === undefined) return false
+    if (entry.locked) throw new HarnessError(`session '${id}' is open in a writer; dispose its agent first`, 'SESSION_LOCKED')
+    return this.#sessions.delete(id)
+  }
+
   async close(): Promise<void> {
     for (const entry of this.#sessions.values()) entry.locked = false
   }
