@@ -143,3 +143,52 @@ export class GroupCommit {
       )
   }
 }
+
+/**
+ * The seq-checked front every store writer puts before its {@link GroupCommit}: appends must continue the log
+ * exactly (`SESSION_CORRUPT` otherwise) and are refused once the writer is stopping (`SESSION_CLOSED`).
+ */
+export class SequencedCommit {
+  readonly #id: string
+  readonly #commit: GroupCommit
+  #nextSeq: number
+  #stopped = false
+
+  /**
+   * @param id - session id, for messages
+   * @param nextSeq - seq the next append must carry
+   * @param sink - writes one batch durably
+   * @param delayMs - timer flush delay
+   */
+  constructor(id: string, nextSeq: number, sink: BatchSink, delayMs: number) {
+    this.#id = id
+    this.#nextSeq = nextSeq
+    this.#commit = new GroupCommit(sink, delayMs)
+  }
+
+  /** Buffers the next event of the log. */
+  append(event: SessionEvent): void {
+    if (this.#stopped) throw new HarnessError(`session '${this.#id}' writer is closed`, 'SESSION_CLOSED')
+    if (event.seq !== this.#nextSeq) {
+      throw new HarnessError(`append of seq ${event.seq} to session '${this.#id}' whose next seq is ${this.#nextSeq}`, 'SESSION_CORRUPT')
+    }
+    this.#nextSeq++
+    this.#commit.append(event)
+  }
+
+  /** Resolves once everything appended so far is durable. */
+  flush(): Promise<void> {
+    return this.#commit.flush()
+  }
+
+  /** Sets the next seq (once a loaded log's length is known). */
+  continueAt(seq: number): void {
+    this.#nextSeq = seq
+  }
+
+  /** Refuses further appends at once, then flushes what is buffered. */
+  stop(): Promise<void> {
+    this.#stopped = true
+    return this.#commit.stop()
+  }
+}

@@ -7,7 +7,7 @@ import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import { FileLock } from './file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from './file-permissions.js'
-import { checkFlushDelay, GroupCommit } from './group-commit.js'
+import { checkFlushDelay, SequencedCommit } from './group-commit.js'
 import { encodeRecordLines, headerRecord, parseHeaderRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
 import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
 import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
@@ -224,9 +224,8 @@ class JsonlWriter implements SessionWriter {
   readonly #blockingSync: boolean
   readonly #file: FileHandle
   readonly #lock: FileLock
-  readonly #commit: GroupCommit
+  readonly #commit: SequencedCommit
   #size: number
-  #nextSeq: number
   #closing: Promise<void> | undefined
 
   constructor(
@@ -245,17 +244,11 @@ class JsonlWriter implements SessionWriter {
     this.#path = path
     this.#file = file
     this.#size = size
-    this.#nextSeq = nextSeq
     this.#lock = lock
-    this.#commit = new GroupCommit((batch) => this.#write(batch, pack), delayMs)
+    this.#commit = new SequencedCommit(id, nextSeq, (batch) => this.#write(batch, pack), delayMs)
   }
 
   append(event: SessionEvent): void {
-    if (this.#closing !== undefined) throw new HarnessError(`session '${this.#id}' writer is closed`, 'SESSION_CLOSED')
-    if (event.seq !== this.#nextSeq) {
-      throw new HarnessError(`append of seq ${event.seq} to session '${this.#id}' whose next seq is ${this.#nextSeq}`, 'SESSION_CORRUPT')
-    }
-    this.#nextSeq++
     this.#commit.append(event)
   }
 

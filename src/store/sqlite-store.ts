@@ -8,7 +8,7 @@ import type { SessionHeader } from '../session/session.js'
 import { decodeRecord, firstSeqOf, packChunkRuns, type StorageRecord } from './chunk-runs.js'
 import { currentHolder, describeHolder, holderIsDead, parseHolder, type LockHolder } from './file-lock.js'
 import { checkPrivateFile } from './file-permissions.js'
-import { checkFlushDelay, GroupCommit } from './group-commit.js'
+import { checkFlushDelay, SequencedCommit } from './group-commit.js'
 import { headerRecord, parseHeaderRecord } from './session-file.js'
 import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
 import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
@@ -297,17 +297,15 @@ class SqliteWriter implements SessionWriter {
   readonly #store: SqliteStore
   readonly #id: string
   readonly #holder: LockHolder
-  readonly #commit: GroupCommit
+  readonly #commit: SequencedCommit
   readonly #renewal: NodeJS.Timeout
-  #nextSeq: number
   #closing: Promise<void> | undefined
 
   constructor(store: SqliteStore, id: string, nextSeq: number, holder: LockHolder) {
     this.#store = store
     this.#id = id
     this.#holder = holder
-    this.#nextSeq = nextSeq
-    this.#commit = new GroupCommit(async (batch) => store.commitBatch(id, holder, batch), store.flushDelayMs)
+    this.#commit = new SequencedCommit(id, nextSeq, async (batch) => store.commitBatch(id, holder, batch), store.flushDelayMs)
     this.#renewal = setInterval(() => {
       try {
         store.renewLease(id, holder)
@@ -320,15 +318,10 @@ class SqliteWriter implements SessionWriter {
 
   /** @internal Sets the next seq once the log is loaded. */
   continueAt(seq: number): void {
-    this.#nextSeq = seq
+    this.#commit.continueAt(seq)
   }
 
   append(event: SessionEvent): void {
-    if (this.#closing !== undefined) throw new HarnessError(`session '${this.#id}' writer is closed`, 'SESSION_CLOSED')
-    if (event.seq !== this.#nextSeq) {
-      throw new HarnessError(`append of seq ${event.seq} to session '${this.#id}' whose next seq is ${this.#nextSeq}`, 'SESSION_CORRUPT')
-    }
-    this.#nextSeq++
     this.#commit.append(event)
   }
 
