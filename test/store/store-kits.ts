@@ -24,48 +24,26 @@ export const STORE_KINDS: readonly { readonly name: string; make(): StoreKit }[]
       return { store, another: () => store, durable: false, cleanup: () => store.close() }
     },
   },
-  {
-    name: 'JsonlStore',
-    make() {
-      const root = mkdtempSync(join(tmpdir(), 'll-jsonl-'))
-      const dir = join(root, 'sessions')
-      const opened: SessionStore[] = []
-      const open = (): SessionStore => {
-        const store = new JsonlStore({ dir })
-        opened.push(store)
-        return store
-      }
-      return {
-        store: open(),
-        another: open,
-        durable: true,
-        async cleanup() {
-          await Promise.allSettled(opened.map((s) => s.close()))
-          rmSync(root, { recursive: true, force: true })
-        },
-      }
-    },
-  },
-  {
-    name: 'SqliteStore',
-    make() {
-      const root = mkdtempSync(join(tmpdir(), 'll-sqlite-'))
-      const path = join(root, 'sessions.db')
-      const opened: SessionStore[] = []
-      const open = (): SessionStore => {
-        const store = new SqliteStore({ path })
-        opened.push(store)
-        return store
-      }
-      return {
-        store: open(),
-        another: open,
-        durable: true,
-        async cleanup() {
-          await Promise.allSettled(opened.map((s) => s.close()))
-          rmSync(root, { recursive: true, force: true })
-        },
-      }
-    },
-  },
+  { name: 'JsonlStore', make: () => onDisk('ll-jsonl-', (root) => new JsonlStore({ dir: join(root, 'sessions') })) },
+  { name: 'SqliteStore', make: () => onDisk('ll-sqlite-', (root) => new SqliteStore({ path: join(root, 'sessions.db') })) },
 ]
+
+/** A kit over a fresh temp dir: every instance `open` makes is closed, and the dir removed, on cleanup. */
+function onDisk(prefix: string, open: (root: string) => SessionStore): StoreKit {
+  const root = mkdtempSync(join(tmpdir(), prefix))
+  const opened: SessionStore[] = []
+  const another = (): SessionStore => {
+    const store = open(root)
+    opened.push(store)
+    return store
+  }
+  return {
+    store: another(),
+    another,
+    durable: true,
+    async cleanup() {
+      await Promise.allSettled(opened.map((s) => s.close()))
+      rmSync(root, { recursive: true, force: true })
+    },
+  }
+}
