@@ -1,22 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { anthropicAdapter } from '../../../src/llm/adapters/anthropic.js'
 import { createAssistantMessage, createToolResultMessage, createUserMessage } from '../../../src/llm/messages.js'
 import type { GenerateOptions } from '../../../src/llm/types.js'
 import { allText, collect } from './collect.js'
-import { byteOffsetInside, fetchWithExactChunks, fixture, sleep, splitBytes, startLoopback, type Loopback, type LoopbackReply } from './loopback.js'
+import { byteOffsetInside, fetchWithExactChunks, fixture, sleep, splitBytes, servePerTest } from './loopback.js'
 
 const KEY = 'sk-ant-api03-SENTINEL-9c0d'
-let server: Loopback | undefined
-
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-async function serve(replies: readonly LoopbackReply[]): Promise<Loopback> {
-  server = await startLoopback(replies)
-  return server
-}
+const serve = servePerTest()
 
 function request(extra: Partial<GenerateOptions> = {}): GenerateOptions {
   return { provider: 'anthropic', model: 'claude-sonnet-4-5', messages: [createUserMessage('hi')], maxTokens: 4096, ...extra }

@@ -1,23 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { deepseekAdapter, DEEPSEEK_MODELS } from '../../../src/llm/adapters/deepseek.js'
 import { createAssistantMessage, createToolResultMessage, createUserMessage } from '../../../src/llm/messages.js'
 import { LlmRegistry } from '../../../src/llm/registry.js'
 import type { GenerateOptions } from '../../../src/llm/types.js'
 import { allText, collect } from './collect.js'
-import { byteOffsetInside, bytesEvery, fetchWithExactChunks, fixture, sleep, splitBytes, startLoopback, type Loopback, type LoopbackReply } from './loopback.js'
+import { byteOffsetInside, bytesEvery, fetchWithExactChunks, fixture, sleep, splitBytes, type LoopbackReply, servePerTest } from './loopback.js'
 
 const KEY = 'sk-test-SENTINEL-4f9a2c7e1b'
-let server: Loopback | undefined
-
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-async function serve(replies: readonly LoopbackReply[]): Promise<Loopback> {
-  server = await startLoopback(replies)
-  return server
-}
+const serve = servePerTest()
 
 function request(extra: Partial<GenerateOptions> = {}): GenerateOptions {
   return { provider: 'deepseek', model: 'deepseek-flash', messages: [createUserMessage('hi')], ...extra }
@@ -207,7 +197,6 @@ describe('deepseekAdapter: watchdog and cancellation', () => {
     const s = await serve([])
     const url = s.baseURL
     await s.close()
-    server = undefined
     const out = await collect(deepseekAdapter({ apiKey: KEY, baseURL: url }), request())
     expect(out.failure?.code).toBe('TRANSPORT')
     expect(out.failure?.message).toContain(url)

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest'
 import { readFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
@@ -144,5 +145,21 @@ export function fetchWithExactChunks(pieces: readonly Uint8Array[], init?: Respo
       },
     })
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' }, ...init })
+  }
+}
+
+/**
+ * Registers an `afterEach` that closes whatever server the test started, and returns the function that starts
+ * one (a test file calls this once at top level).
+ */
+export function servePerTest(): (replies: readonly LoopbackReply[]) => Promise<Loopback> {
+  let server: Loopback | undefined
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+  return async (replies) => {
+    server = await startLoopback(replies)
+    return server
   }
 }

@@ -1,22 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { openaiCompatibleAdapter } from '../../../src/llm/adapters/openai-compatible.js'
 import { createAssistantMessage, createUserMessage } from '../../../src/llm/messages.js'
 import type { GenerateOptions } from '../../../src/llm/types.js'
 import { allText, collect } from './collect.js'
-import { bytesEvery, fixture, startLoopback, type Loopback, type LoopbackReply } from './loopback.js'
+import { bytesEvery, fixture, servePerTest } from './loopback.js'
 
 const KEY = 'sk-proj-SENTINEL-openai-77e1'
-let server: Loopback | undefined
-
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-async function serve(replies: readonly LoopbackReply[]): Promise<Loopback> {
-  server = await startLoopback(replies)
-  return server
-}
+const serve = servePerTest()
 
 function request(provider: string, extra: Partial<GenerateOptions> = {}): GenerateOptions {
   return { provider, model: 'some-model', messages: [createUserMessage('hi')], ...extra }
