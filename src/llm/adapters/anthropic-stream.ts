@@ -1,5 +1,5 @@
-import type { FinishReason, LlmFailure, StreamChunk, TokenUsage } from '../types.js'
-import type { TranslatedEvent } from './translated-stream.js'
+import type { FinishReason, StreamChunk, TokenUsage } from '../types.js'
+import { WireStream, type TranslatedEvent } from './translated-stream.js'
 import { failureFromStreamError } from './provider-failure.js'
 import { StreamBlocks } from './stream-blocks.js'
 
@@ -18,15 +18,12 @@ const asCount = (v: unknown): number | undefined => (typeof v === 'number' && Nu
  */
 export class AnthropicTranslator {
   readonly #blocks = new StreamBlocks()
+  readonly #wire: WireStream
   /** Wire index → the kind of block we opened for it (`ignored` for kinds we do not model). */
   readonly #kinds = new Map<string, 'text' | 'thinking' | 'tool_use' | 'ignored'>()
   readonly #toolArgsSeen = new Set<string>()
-  readonly #provider: string
-  readonly #secrets: readonly string[]
-  readonly #requestId: string | undefined
   #usage: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } = {}
   #stopReason: string | undefined
-  #done = false
 
   /**
    * @param provider - route name for messages
@@ -34,20 +31,15 @@ export class AnthropicTranslator {
    * @param requestId - the response's request id, attached to failures
    */
   constructor(provider: string, secrets: readonly string[], requestId?: string) {
-    this.#provider = provider
-    this.#secrets = secrets
-    this.#requestId = requestId
+    this.#wire = new WireStream(provider, secrets, requestId)
   }
 
   /** Translates one event (its `data`; the `type` inside the data is authoritative over the SSE event name). */
   accept(data: string): TranslatedEvent {
-    if (this.#done) return { chunks: [], done: true }
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(data)
-    } catch {
-      return this.#fail({ message: `${this.#provider} sent an event that is not JSON: ${data.slice(0, 120)}`, code: 'MALFORMED_RESPONSE' })
-    }
+    if (this.#wire.done) return { chunks: [], done: true }
+    const read = this.#wire.parse(data)
+    if ('ended' in read) return read.ended
+    const parsed = read.value
     const event = asRecord(parsed)
     switch (event.type) {
       case 'message_start':
@@ -66,7 +58,7 @@ export class AnthropicTranslator {
       case 'message_stop':
         return this.#complete()
       case 'error':
-        return this.#fail(failureFromStreamError(this.#provider, event, this.#secrets, this.#requestId))
+        return this.#wire.fail(failureFromStreamError(this.#wire.provider, event, this.#wire.secrets, this.#wire.requestId))
       default:
         // `ping` and event types added later carry nothing we model.
         return { chunks: [], done: false }
@@ -75,8 +67,8 @@ export class AnthropicTranslator {
 
   /** The stream ended without `message_stop`: the connection dropped mid-reply. */
   endOfStream(): TranslatedEvent {
-    if (this.#done) return { chunks: [], done: true }
-    return this.#fail({ message: `${this.#provider} closed the stream before the reply was complete`, code: 'TRANSPORT' })
+    if (this.#wire.done) return { chunks: [], done: true }
+    return this.#wire.fail({ message: `${this.#wire.provider} closed the stream before the reply was complete`, code: 'TRANSPORT' })
   }
 
   #start(key: string, block: Json): StreamChunk[] {
@@ -137,7 +129,7 @@ export class AnthropicTranslator {
   }
 
   #complete(): TranslatedEvent {
-    this.#done = true
+    this.#wire.done = true
     const chunks = this.#blocks.closeAll()
     const u = this.#usage
     if (u.input !== undefined || u.output !== undefined) {
@@ -160,26 +152,18 @@ export class AnthropicTranslator {
       case 'stop_sequence':
       case 'pause_turn':
       case 'tool_use':
-        if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#failure(`${this.#provider} finished without any content`, 'EMPTY_RESPONSE') }
+        if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} finished without any content`, 'EMPTY_RESPONSE') }
         return reason === 'tool_use' ? { kind: 'tool-calls' } : { kind: 'stop' }
       case 'max_tokens':
         return { kind: 'max-tokens' }
       case 'refusal':
-        return { kind: 'error', failure: this.#failure(`${this.#provider} refused to answer`, 'CONTENT_FILTER') }
+        return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} refused to answer`, 'CONTENT_FILTER') }
       case 'model_context_window_exceeded':
-        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped: the context window is full`, 'CONTEXT_WINDOW_EXCEEDED') }
+        return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} stopped: the context window is full`, 'CONTEXT_WINDOW_EXCEEDED') }
       default:
-        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped: ${String(reason)}`, String(reason).toUpperCase()) }
+        return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} stopped: ${String(reason)}`, String(reason).toUpperCase()) }
     }
   }
 
-  #failure(message: string, code: string): LlmFailure {
-    return { message, code, ...(this.#requestId !== undefined ? { requestId: this.#requestId } : {}) }
-  }
 
-  #fail(failure: LlmFailure): TranslatedEvent {
-    this.#done = true
-    const withId = failure.requestId === undefined && this.#requestId !== undefined ? { ...failure, requestId: this.#requestId } : failure
-    return { chunks: [{ type: 'finish', reason: { kind: 'error', failure: withId } }], done: true }
-  }
 }

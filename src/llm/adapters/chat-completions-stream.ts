@@ -1,8 +1,8 @@
-import type { FinishReason, LlmFailure, StreamChunk, TokenUsage } from '../types.js'
+import type { FinishReason, StreamChunk, TokenUsage } from '../types.js'
 import { failureFromStreamError } from './provider-failure.js'
 import { StreamBlocks } from './stream-blocks.js'
 
-import type { TranslatedEvent } from './translated-stream.js'
+import { WireStream, type TranslatedEvent } from './translated-stream.js'
 
 interface WireToolCallDelta {
   index?: unknown
@@ -18,12 +18,9 @@ interface WireToolCallDelta {
  */
 export class ChatCompletionsTranslator {
   readonly #blocks = new StreamBlocks()
-  readonly #provider: string
-  readonly #secrets: readonly string[]
-  readonly #requestId: string | undefined
+  readonly #wire: WireStream
   #finishReason: string | undefined
   #usage: TokenUsage | undefined
-  #done = false
 
   /**
    * @param provider - route name for messages
@@ -31,28 +28,23 @@ export class ChatCompletionsTranslator {
    * @param requestId - the response's request id, attached to failures
    */
   constructor(provider: string, secrets: readonly string[], requestId?: string) {
-    this.#provider = provider
-    this.#secrets = secrets
-    this.#requestId = requestId
+    this.#wire = new WireStream(provider, secrets, requestId)
   }
 
   /** Translates one event's `data`. */
   accept(data: string): TranslatedEvent {
-    if (this.#done) return { chunks: [], done: true }
+    if (this.#wire.done) return { chunks: [], done: true }
     if (data.trim() === '[DONE]') return this.#complete()
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(data)
-    } catch {
-      return this.#fail({ message: `${this.#provider} sent an event that is not JSON: ${data.slice(0, 120)}`, code: 'MALFORMED_RESPONSE' })
-    }
+    const read = this.#wire.parse(data)
+    if ('ended' in read) return read.ended
+    const parsed = read.value
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      return this.#fail({ message: `${this.#provider} sent an event that is not a JSON object`, code: 'MALFORMED_RESPONSE' })
+      return this.#wire.fail({ message: `${this.#wire.provider} sent an event that is not a JSON object`, code: 'MALFORMED_RESPONSE' })
     }
     const event = parsed as Record<string, unknown>
     // OpenRouter and vLLM report failures inside a 200 stream as `{error: {...}}`.
     if (event.error !== undefined && event.error !== null) {
-      return this.#fail(failureFromStreamError(this.#provider, event, this.#secrets, this.#requestId))
+      return this.#wire.fail(failureFromStreamError(this.#wire.provider, event, this.#wire.secrets, this.#wire.requestId))
     }
     // The last usage wins: it may ride on the finish chunk or on a trailing usage-only chunk.
     if (typeof event.usage === 'object' && event.usage !== null) this.#usage = chatCompletionsUsage(event.usage as Record<string, unknown>)
@@ -89,13 +81,13 @@ export class ChatCompletionsTranslator {
    * reply is complete; before one, the connection dropped mid-answer (`TRANSPORT`).
    */
   endOfStream(): TranslatedEvent {
-    if (this.#done) return { chunks: [], done: true }
+    if (this.#wire.done) return { chunks: [], done: true }
     if (this.#finishReason !== undefined) return this.#complete()
-    return this.#fail({ message: `${this.#provider} closed the stream before the reply was complete`, code: 'TRANSPORT' })
+    return this.#wire.fail({ message: `${this.#wire.provider} closed the stream before the reply was complete`, code: 'TRANSPORT' })
   }
 
   #complete(): TranslatedEvent {
-    this.#done = true
+    this.#wire.done = true
     const chunks = this.#blocks.closeAll()
     if (this.#usage !== undefined) chunks.push({ type: 'usage', usage: this.#usage })
     chunks.push({ type: 'finish', reason: this.#finishFor(this.#finishReason) })
@@ -108,28 +100,20 @@ export class ChatCompletionsTranslator {
       case 'stop':
       case 'tool_calls':
       case 'function_call':
-        if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#failure(`${this.#provider} finished without any content`, 'EMPTY_RESPONSE') }
+        if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} finished without any content`, 'EMPTY_RESPONSE') }
         return wireReason === 'stop' ? { kind: 'stop' } : { kind: 'tool-calls' }
       case 'length':
         return { kind: 'max-tokens' }
       case 'content_filter':
-        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped the reply: content filter`, 'CONTENT_FILTER') }
+        return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} stopped the reply: content filter`, 'CONTENT_FILTER') }
       case 'insufficient_system_resource':
-        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped the reply: insufficient system resource`, 'SERVER') }
+        return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} stopped the reply: insufficient system resource`, 'SERVER') }
       default:
-        return { kind: 'error', failure: this.#failure(`${this.#provider} stopped the reply: ${wireReason}`, wireReason.toUpperCase()) }
+        return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} stopped the reply: ${wireReason}`, wireReason.toUpperCase()) }
     }
   }
 
-  #failure(message: string, code: string): LlmFailure {
-    return { message, code, ...(this.#requestId !== undefined ? { requestId: this.#requestId } : {}) }
-  }
 
-  #fail(failure: LlmFailure): TranslatedEvent {
-    this.#done = true
-    const withId = failure.requestId === undefined && this.#requestId !== undefined ? { ...failure, requestId: this.#requestId } : failure
-    return { chunks: [{ type: 'finish', reason: { kind: 'error', failure: withId } }], done: true }
-  }
 }
 
 /**
