@@ -14,6 +14,7 @@ import {
   type SessionStore,
 } from '../../src/index.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
+import { echoTool } from '../support/loop-fixture.js'
 import { arbitraryStoredLog } from './chunk-arbitraries.js'
 import { STORE_KINDS, type StoreKit } from './store-kits.js'
 
@@ -34,16 +35,6 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<Erro
   return error as Error
 }
 
-const echo = (calls: string[]) =>
-  defineTool({
-    name: 'echo',
-    description: 'Echoes its text',
-    parameters: z.object({ text: z.string() }),
-    execute: ({ text }) => {
-      calls.push(text)
-      return `echo: ${text}`
-    },
-  })
 
 /** A model that calls echo once per turn, then answers in chunks. */
 function echoModel(prefix: string): ReturnType<typeof scriptedAdapter> {
@@ -64,7 +55,7 @@ function harnessOver(store: SessionStore, prefix = 'x'): {
 } {
   const calls: string[] = []
   const model = echoModel(prefix)
-  const harness = createHarness({ store, adapters: [model], tools: [echo(calls)], plugins: [invariantPlugin()], onListenerError: () => {} })
+  const harness = createHarness({ store, adapters: [model], tools: [echoTool(calls)], plugins: [invariantPlugin()], onListenerError: () => {} })
   return { harness, model, calls }
 }
 
