@@ -7,6 +7,7 @@ import { draftAssistantMessage, toUserMessage } from '../llm/messages.js'
 import type { LlmRegistry, PreparedCall } from '../llm/registry.js'
 import type { GenerateOptions, LlmCallConfig, LlmFailure, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
 import type { CancelCause, SessionEvent, TurnEndReason } from '../session/events.js'
+import { interruptedTurnClosers, type CloserEvent } from '../session/repair.js'
 import { canonicalHeader, headerEquals, requestProposal } from '../session/request-header.js'
 import type { Session } from '../session/session.js'
 import type { ToolRegistry } from '../tools/tool-registry.js'
@@ -210,10 +211,20 @@ export class Agent {
     const signal = phase.abort.signal
     signal.throwIfAborted()
     const turn = phase.turn + 1
-    this.#append('turn/start', { turn })
+    // A turn whose closers could not be written (the store failed) is still open in memory: close it as crash
+    // repair would before anything new is written, or stop here with the failure reported.
+    if (!this.#closeStaleTurn(turn)) return false
+    try {
+      this.#append('turn/start', { turn })
+    } catch (error) {
+      this.#report(error, turn, 0)
+      return false
+    }
     phase.turn = turn
+    const turnStartSeq = this.session.length - 1
     let turnEnds: TurnEndReason | StepEnd = null
     let target: InboxTarget = 'next-turn'
+    let durable = true
     try {
       for (;;) {
         signal.throwIfAborted()
@@ -232,13 +243,10 @@ export class Agent {
         signal.throwIfAborted()
         this.#append('step/start', { turn, step })
         phase.step = step
-        let stepEnd: StepEnd
-        try {
-          for (const m of decision.messages) this.#append('user/message', m, 'append')
-          stepEnd = await this.#step(decision, turn, step, signal)
-        } finally {
-          this.#append('step/end', { turn, step })
-        }
+        for (const m of decision.messages) this.#append('user/message', m, 'append')
+        const stepEnd = await this.#step(decision, turn, step, signal)
+        // On a throw the step stays open here: the turn's closers answer its open tool calls first, then end it.
+        this.#append('step/end', { turn, step })
         // max-tokens is sticky for the rest of the turn (§4.3).
         if (turnEnds?.kind !== 'max-tokens') turnEnds = stepEnd
         signal.throwIfAborted()
@@ -258,15 +266,76 @@ export class Agent {
       }
       throw error
     } finally {
-      this.#append('turn/end', { turn, reason: turnEnds ?? { kind: 'completed' } })
-      await this.#rt.writer.flush()
+      this.#closeTurn(turnStartSeq, turnEnds ?? { kind: 'completed' }, turn, phase.step)
+      durable = await this.#flushReporting(turn, phase.step)
     }
-    if (!this.inbox.hasPending) return false
+    if (!durable || !this.inbox.hasPending) return false
     // More queued work: a fresh activity segment (a latch on the old controller goes stale on purpose).
     phase.abort = new AbortController()
     phase.wakeRequested = false
     phase.step = 0
     return true
+  }
+
+  /**
+   * Ends the turn with exactly one `turn/end`: whatever is still open (tool calls without a result, the step)
+   * is closed first by the crash-repair closers, with this turn's reason. A closer a guard refuses is reported
+   * and committed anyway, because a turn left open would refuse every later turn; one the store refuses
+   * leaves the turn open in memory for {@link closeStaleTurn} to close before the next turn.
+   */
+  #closeTurn(turnStartSeq: number, reason: TurnEndReason, turn: number, step: number): void {
+    for (const closer of this.#closersFrom(turnStartSeq, reason)) {
+      try {
+        this.#appendClosing(closer, true)
+      } catch (refused) {
+        this.#report(refused, turn, step)
+        try {
+          this.#appendClosing(closer, false)
+        } catch (failed) {
+          this.#report(failed, turn, step)
+          return
+        }
+      }
+    }
+  }
+
+  /** Closes a turn left open in memory by a failed close; false (reported) when even that cannot be written. */
+  #closeStaleTurn(turn: number): boolean {
+    if (this.session.openTurn === undefined) return true
+    let start = this.session.length - 1
+    while (start > 0 && this.session.at(start)?.type !== 'turn/start') start--
+    try {
+      for (const closer of this.#closersFrom(start, { kind: 'interrupted' })) this.#appendClosing(closer, false)
+      return true
+    } catch (error) {
+      this.#report(error, turn, 0)
+      return false
+    }
+  }
+
+  /** The closers of the turn that starts at `turnStartSeq` (O(that turn's events)). */
+  #closersFrom(turnStartSeq: number, reason: TurnEndReason): CloserEvent[] {
+    const turnEvents: SessionEvent[] = []
+    for (let seq = turnStartSeq; seq < this.session.length; seq++) turnEvents.push(this.session.at(seq) as SessionEvent)
+    return interruptedTurnClosers(turnEvents, { reason })
+  }
+
+  #appendClosing(closer: CloserEvent, guarded: boolean): void {
+    const options =
+      closer.surfaceOp === undefined ? undefined : { surfaceOp: closer.surfaceOp, ...(closer.sourceEventSeqs !== undefined ? { sourceEventSeqs: closer.sourceEventSeqs } : {}) }
+    if (guarded) this.session.append(closer.type, closer.data, options)
+    else this.session.appendCloser(closer.type, closer.data, options)
+  }
+
+  /** Flushes the log at turn end; a failure is reported (the batch stays buffered for the next flush). */
+  async #flushReporting(turn: number, step: number): Promise<boolean> {
+    try {
+      await this.#rt.writer.flush()
+      return true
+    } catch (error) {
+      this.#report(error, turn, step)
+      return false
+    }
   }
 
   async #preStep(target: InboxTarget, turn: number, step: number, signal: AbortSignal): Promise<{ kind: 'reject' } | EnteredStep> {

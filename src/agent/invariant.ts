@@ -23,27 +23,29 @@ export interface InvariantOptions {
  * The invariant companions (reference §8): on every append, the log grammar (a violation vetoes the append);
  * on every loop-built request, reconstruction — the request is frozen, its messages equal a fresh fold of the
  * log, and its header fields equal the latest logged header; and every stream obeys the chunk grammar.
- * Violations throw `InvariantError` (code `INVARIANT`). Tests run with it; production may leave it out.
+ * A stream must end with a `finish` chunk. Violations throw `InvariantError` (code `INVARIANT`). Tests run with it; production may leave it out.
  */
 export function invariantPlugin(options: InvariantOptions = {}): Plugin<HookRegistrar<LedgerHooks>> {
   const fullRefold = options.fullRefold ?? true
   return {
     name: 'ledgerloop/invariant',
     setup(hooks) {
-      const grammars = new WeakMap<Session, LogGrammar>()
-      const grammarOf = (session: Session): LogGrammar => {
-        let g = grammars.get(session)
-        if (g === undefined) {
-          g = new LogGrammar()
-          for (let seq = 0; seq < session.length; seq++) g.check(session.at(seq) as never)
-          grammars.set(session, g)
+      // The grammar follows the committed log, never a candidate: an append refused after this check (by
+      // another guard or the store) must not leave the grammar one event ahead of the log.
+      const grammars = new WeakMap<Session, { readonly grammar: LogGrammar; applied: number }>()
+      const committedGrammar = (session: Session): LogGrammar => {
+        let state = grammars.get(session)
+        if (state === undefined) {
+          state = { grammar: new LogGrammar(), applied: 0 }
+          grammars.set(session, state)
         }
-        return g
+        for (; state.applied < session.length; state.applied++) state.grammar.check(session.at(state.applied) as never)
+        return state.grammar
       }
       const sessions = new Map<string, Session>()
       const offValidate = hooks.on('session/validate', ({ session, event }) => {
         sessions.set(session.id, session)
-        const problem = grammarOf(session).check(event)
+        const problem = committedGrammar(session).peek(event)
         if (problem !== undefined) throw new InvariantError(`log grammar: ${problem}`)
       })
       const offStream = hooks.on(
@@ -91,4 +93,7 @@ async function* checkedStream(source: AsyncIterable<StreamChunk>): AsyncGenerato
     if (problem !== undefined) throw new InvariantError(`stream grammar: ${problem}`)
     yield chunk
   }
+  // A stream that just stops (custom middleware, custom adapter) is not a completed reply.
+  const unfinished = grammar.end()
+  if (unfinished !== undefined) throw new InvariantError(`stream grammar: ${unfinished}`)
 }

@@ -1,28 +1,21 @@
-import { HarnessError } from '../errors/harness-error.js'
-import type { HookBus } from '../hooks/hook-bus.js'
-import type { JsonValue } from '../json/lossless.js'
-import { snapshotJsonValue } from '../json/lossless.js'
+import { errorChain } from '../errors/harness-error.js'
+import { snapshotJsonValue, type JsonValue } from '../json/lossless.js'
 import { draftToolResultMessage } from '../llm/messages.js'
-import type { ContentBlock, ToolCallBlock, UserMessage } from '../llm/types.js'
+import type { ToolCallBlock, UserMessage } from '../llm/types.js'
 import type { Session } from '../session/session.js'
-import { normalizeToolOutput, type DefinedTool } from '../tools/define-tool.js'
-import type { ToolRegistry } from '../tools/tool-registry.js'
-import type { Agent } from './agent.js'
-import type { LedgerHooks, ToolCall, ToolCallResult } from './hook-types.js'
+import type { DefinedTool } from '../tools/define-tool.js'
+import type { ToolCall, ToolCallResult } from './hook-types.js'
+import { abortedBeforeDispatch, errorResult, postExecuteToolCall, prepareToolCall, runToolBody, type ToolOutcome, type ToolStageContext } from './tool-pipeline.js'
+
+export { errorResult } from './tool-pipeline.js'
 
 /** What the scheduler needs from the step that runs it. */
-export interface ToolBatchContext {
-  readonly agent: Agent
+export interface ToolBatchContext extends ToolStageContext {
   readonly session: Session
-  readonly hooks: HookBus<LedgerHooks>
-  readonly tools: ToolRegistry
   readonly turn: number
   readonly step: number
-  readonly signal: AbortSignal
   /** Most bodies running at once (rolling pool). */
   readonly maxParallel: number
-  /** Makes the log durable up to now: awaited before a body runs (intent before effect). */
-  flush(): Promise<void>
   /** Queues tool-produced context for the next step. */
   acceptContext(message: UserMessage): void
 }
@@ -30,15 +23,19 @@ export interface ToolBatchContext {
 interface Slot {
   readonly call: ToolCall
   readonly callSeq: number
-  /** Settles with the result; never rejects for tool failures (only for pipeline/log failures). */
-  readonly result: Promise<ToolCallResult>
+  /** Settles with the outcome; never rejects. */
+  readonly outcome: Promise<ToolOutcome>
+  settled: boolean
 }
 
 /**
- * Runs one step's tool calls (reference §6.7): `tool/call` logged when a call starts, policy in order,
- * concurrency-safe bodies in a rolling pool, results committed strictly in model order citing their call,
- * never-started calls paired with `ABORTED_BEFORE_DISPATCH` results on abort. Tool failures are results the
- * model reads, never turn failures. Returns true when a committed result concluded the turn.
+ * Runs one step's tool calls (reference §6.7, periphery §D.3–D.5): `tool/call` logged and policy run strictly
+ * in model order; concurrency-safe bodies in a rolling pool (a new body starts as soon as any running one
+ * settles); post-execute and the `tool/result` append at commit, strictly in model order; never-started calls
+ * paired with `ABORTED_BEFORE_DISPATCH` results on abort. Tool and listener failures are results the model
+ * reads, never turn failures. Only a failing log (a refused append, a store that cannot write) throws: then no
+ * new call starts, running bodies are waited for (never abandoned), and the error propagates — the turn's
+ * closers answer every call left without a result. Returns true when a committed result concluded the turn.
  */
 export async function executeToolCalls(ctx: ToolBatchContext, blocks: readonly ToolCallBlock[]): Promise<boolean> {
   const slots: Slot[] = []
@@ -46,46 +43,65 @@ export async function executeToolCalls(ctx: ToolBatchContext, blocks: readonly T
   let concluded = false
   let failure: unknown
 
-  // Commits strictly in model order: waits for each slot up to `count`, committing as it goes.
-  const drainThrough = async (count: number): Promise<void> => {
-    while (committed < count) {
+  // Commits the settled prefix in model order, and waits for slots before `through` (exclusive) to settle.
+  const commitReady = async (through: number): Promise<void> => {
+    while (committed < slots.length && failure === undefined) {
       const slot = slots[committed] as Slot
-      const result = await slot.result
+      if (committed >= through && !slot.settled) return
+      const outcome = await slot.outcome
+      try {
+        concluded = (await commit(ctx, slot, outcome.result)) || concluded
+      } catch (error) {
+        failure = error
+        return
+      }
       committed++
-      concluded = commit(ctx, slot, result) || concluded
+      if (outcome.logFailure !== undefined) failure = outcome.logFailure
     }
   }
 
   let index = 0
-  try {
-    while (index < blocks.length && !ctx.signal.aborted) {
-      const block = blocks[index] as ToolCallBlock
-      const call = planCall(ctx, block)
-      const tool = ctx.tools.get(call.name)
-      const parallel = tool !== undefined && isConcurrencySafe(tool, call.arguments)
-      const inFlight = slots.length - committed
-      // An exclusive call is a barrier: everything before it commits first. A full pool waits for its oldest.
-      if (!parallel) await drainThrough(slots.length)
-      else if (inFlight >= ctx.maxParallel) await drainThrough(committed + 1)
-      if (failure !== undefined) break
-      if (ctx.signal.aborted) break
-      slots.push(await startCall(ctx, call, tool))
-      index++
-      if (!parallel) await drainThrough(slots.length)
+  while (index < blocks.length && !ctx.signal.aborted && failure === undefined) {
+    const block = blocks[index] as ToolCallBlock
+    const call = planCall(ctx, block)
+    const tool = ctx.tools.get(call.name)
+    const parallel = tool !== undefined && isConcurrencySafe(tool, call.arguments)
+    if (!parallel) {
+      await commitReady(slots.length) // an exclusive call is a barrier: everything before it commits first
+    } else {
+      // Rolling pool: wait for ANY running body, not the oldest one.
+      for (let running = runningBodies(slots); running.length >= ctx.maxParallel; running = runningBodies(slots)) {
+        await Promise.race(running.map((s) => s.outcome))
+        await commitReady(committed)
+      }
     }
-    await drainThrough(slots.length)
-  } catch (error) {
-    failure ??= error
-    await Promise.allSettled(slots.map((s) => s.result))
+    if (failure !== undefined || ctx.signal.aborted) break
+    let callSeq: number
+    try {
+      callSeq = appendCall(ctx, block)
+    } catch (error) {
+      failure = error
+      break
+    }
+    index++
+    slots.push(await startCall(ctx, call, callSeq, tool))
+    await commitReady(parallel ? committed : slots.length)
   }
-  if (failure !== undefined) throw failure
+  if (failure === undefined) await commitReady(slots.length)
+  if (failure !== undefined) {
+    await Promise.all(slots.map((s) => s.outcome))
+    throw failure
+  }
   // Abort: pair every call that never started, so no call in the log lacks a result.
   for (; index < blocks.length; index++) {
     const block = blocks[index] as ToolCallBlock
-    const callSeq = ctx.session.append('tool/call', { turn: ctx.turn, step: ctx.step, callId: block.id, name: block.name, arguments: block.arguments }).seq
-    appendResult(ctx, block.id, callSeq, errorResult('tool call aborted before dispatch', 'ABORTED_BEFORE_DISPATCH', 'AbortError'))
+    appendResult(ctx, block.id, appendCall(ctx, block), abortedBeforeDispatch())
   }
   return concluded
+}
+
+function runningBodies(slots: readonly Slot[]): Slot[] {
+  return slots.filter((s) => !s.settled)
 }
 
 function planCall(ctx: ToolBatchContext, block: ToolCallBlock): ToolCall {
@@ -119,74 +135,25 @@ function isConcurrencySafe(tool: DefinedTool, args: JsonValue): boolean {
   }
 }
 
-/** Logs the call, runs policy (awaited, in order), then starts the body without awaiting it. */
-async function startCall(ctx: ToolBatchContext, call: ToolCall, tool: DefinedTool | undefined): Promise<Slot> {
-  const callSeq = ctx.session.append('tool/call', { turn: call.turn, step: call.step, callId: call.callId, name: call.name, arguments: call.rawArguments }).seq
-  const early = await prepareCall(ctx, call, tool)
-  const body = early !== undefined ? Promise.resolve(early) : runBody(ctx, call, tool as DefinedTool)
-  const result = body.then((r) => postExecute(ctx, call, r))
-  // Observed later by drainThrough; this only keeps an early rejection from being reported as unhandled.
-  result.catch(() => undefined)
-  return { call, callSeq, result }
+function appendCall(ctx: ToolBatchContext, block: ToolCallBlock): number {
+  return ctx.session.append('tool/call', { turn: ctx.turn, step: ctx.step, callId: block.id, name: block.name, arguments: block.arguments }).seq
 }
 
-/** Unknown tool, bad arguments, policy: an early result, or `undefined` to run the body. */
-async function prepareCall(ctx: ToolBatchContext, call: ToolCall, tool: DefinedTool | undefined): Promise<ToolCallResult | undefined> {
-  if (tool === undefined) {
-    const known = ctx.tools.names()
-    return errorResult(`unknown tool '${call.name}'${known.length > 0 ? `; available tools: ${known.join(', ')}` : ''}`, 'UNKNOWN_TOOL', 'ToolNotFoundError')
-  }
-  if (typeof call.arguments === 'string') {
-    return errorResult(`the arguments of '${call.name}' are not valid JSON; send a JSON object matching the tool's parameters`, 'INVALID_ARGS', 'ToolArgsError')
-  }
-  const decision = await ctx.hooks.waterfall('tools/pre-execute', { agent: ctx.agent, call, signal: ctx.signal }, () => ({ kind: 'allow' as const }), ctx.agent.id)
-  if (decision.kind === 'deny') return errorResult(decision.reason, 'TOOL_DENIED', 'ToolDeniedError')
-  if (decision.kind === 'ask') {
-    const answer = await ctx.hooks.waterfall(
-      'tools/approve',
-      { agent: ctx.agent, call, reason: decision.reason, signal: ctx.signal },
-      () => ({ kind: 'deny' as const, reason: `${decision.reason} (approval required, and no one can approve here)` }),
-      ctx.agent.id,
-    )
-    if (answer.kind !== 'allow') return errorResult(answer.reason, 'TOOL_DENIED', 'ToolDeniedError')
-  }
-  if (ctx.signal.aborted) return errorResult('tool call aborted before dispatch', 'ABORTED_BEFORE_DISPATCH', 'AbortError')
-  return undefined
+/** Runs policy (awaited, so the next call's policy waits for this one), then starts the body without awaiting it. */
+async function startCall(ctx: ToolBatchContext, call: ToolCall, callSeq: number, tool: DefinedTool | undefined): Promise<Slot> {
+  const early = await prepareToolCall(ctx, call, tool)
+  const outcome =
+    early !== undefined
+      ? Promise.resolve({ result: early })
+      : runToolBody(ctx, call, tool as DefinedTool).catch((error: unknown) => ({ result: errorResult(`the tool pipeline failed: ${errorChain(error)}`, 'TOOL_FAILED', 'Error') }))
+  const slot: Slot = { call, callSeq, outcome, settled: early !== undefined }
+  if (!slot.settled) void outcome.then(() => (slot.settled = true))
+  return slot
 }
 
-async function runBody(ctx: ToolBatchContext, call: ToolCall, tool: DefinedTool): Promise<ToolCallResult> {
-  const checked = tool.validate(call.arguments)
-  if (!checked.ok) {
-    return errorResult(`invalid arguments for '${call.name}': ${checked.problems.join('; ')}`, 'INVALID_ARGS', 'ToolArgsError')
-  }
-  // Intent before effect: the tool/call event is on disk before the body can change the world.
-  await ctx.flush()
-  if (ctx.signal.aborted) return errorResult('tool call aborted before dispatch', 'ABORTED_BEFORE_DISPATCH', 'AbortError')
-  try {
-    const output = normalizeToolOutput(await tool.execute(checked.value, { signal: ctx.signal, callId: call.callId, agent: ctx.agent }))
-    const content: readonly ContentBlock[] = typeof output.content === 'string' ? [{ type: 'text', text: output.content }] : output.content
-    return {
-      content,
-      isError: output.isError === true,
-      ...(output.isError === true ? { error: { name: 'ToolError', code: output.errorCode ?? 'TOOL_FAILED' } } : {}),
-      ...(output.meta !== undefined ? { meta: output.meta } : {}),
-      ...(output.additionalContexts !== undefined ? { additionalContexts: output.additionalContexts } : {}),
-      ...(output.concludesTurn === true || (tool.concludesTurn === true && output.isError !== true) ? { concludesTurn: true } : {}),
-    }
-  } catch (error) {
-    if (ctx.signal.aborted) return errorResult('tool call was cancelled while running', 'ABORTED', 'AbortError')
-    const code = error instanceof HarnessError ? error.code : 'TOOL_FAILED'
-    const name = error instanceof Error ? error.name : 'Error'
-    return errorResult(error instanceof Error ? error.message : String(error), code, name)
-  }
-}
-
-async function postExecute(ctx: ToolBatchContext, call: ToolCall, result: ToolCallResult): Promise<ToolCallResult> {
-  if (!ctx.hooks.has('tools/post-execute')) return result
-  return await ctx.hooks.waterfall('tools/post-execute', { agent: ctx.agent, call, result, signal: ctx.signal }, () => result, ctx.agent.id)
-}
-
-function commit(ctx: ToolBatchContext, slot: Slot, result: ToolCallResult): boolean {
+/** Post-execute, then the `tool/result` append citing its call, then the result's contexts. */
+async function commit(ctx: ToolBatchContext, slot: Slot, outcome: ToolCallResult): Promise<boolean> {
+  const result = await postExecuteToolCall(ctx, slot.call, outcome)
   appendResult(ctx, slot.call.callId, slot.callSeq, result)
   for (const m of result.additionalContexts ?? []) ctx.acceptContext(m)
   return result.concludesTurn === true && !result.isError
@@ -205,9 +172,4 @@ function appendResult(ctx: ToolBatchContext, callId: string, callSeq: number, re
     },
     { surfaceOp: 'append', sourceEventSeqs: [callSeq] },
   )
-}
-
-/** An error result the model reads as `Error: <message>`. */
-export function errorResult(message: string, code: string, name: string): ToolCallResult {
-  return { content: [{ type: 'text', text: `Error: ${message}` }], isError: true, error: { name, code } }
 }

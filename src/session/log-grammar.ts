@@ -16,8 +16,17 @@ export class LogGrammar {
 
   /** Checks and applies one event. */
   check(event: SessionEvent): string | undefined {
-    const problem = this.#problem(event)
+    const problem = this.peek(event)
     this.#apply(event)
+    return problem
+  }
+
+  /**
+   * Checks one event without applying it: for a candidate that may still be refused, so a veto never moves
+   * the grammar past an event the log does not hold (reference §8.2).
+   */
+  peek(event: SessionEvent): string | undefined {
+    const problem = this.#problem(event)
     return problem === undefined ? undefined : `seq ${event.seq} (${event.type}): ${problem}`
   }
 

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../json/lossless.js'
-import type { SessionEvent } from './events.js'
+import type { SessionEvent, TurnEndReason } from './events.js'
 
 /** A synthetic event for {@link interruptedTurnClosers}: what to append, without seq/time. */
 export interface CloserEvent {
@@ -7,6 +7,12 @@ export interface CloserEvent {
   readonly data: JsonValue
   readonly surfaceOp?: 'append'
   readonly sourceEventSeqs?: readonly number[]
+}
+
+/** Options of {@link interruptedTurnClosers}. */
+export interface TurnCloserOptions {
+  /** The `turn/end` reason (default `{kind:'interrupted'}`, crash repair's). */
+  readonly reason?: TurnEndReason
 }
 
 interface PendingCall {
@@ -19,9 +25,11 @@ interface PendingCall {
  * The events that close a log ending inside a turn (crash repair, reference §9.5): for every tool call the
  * model made that has no result, a `tool/result` error — `TOOL_OUTCOME_UNKNOWN` when its `tool/call` was
  * logged (it may have run), `TOOL_NOT_STARTED` otherwise — then `step/end` if a step is open, then
- * `turn/end {interrupted}`. Empty when the log is balanced. Deterministic: same log, same closers.
+ * `turn/end {interrupted}`. Empty when the log is balanced. Deterministic: same log, same closers. The loop uses
+ * the same closers, with the turn's own reason, when a turn fails with work still open (a refused append), so
+ * a failure inside a process leaves exactly what a crash would. `events` may start at the turn's `turn/start`.
  */
-export function interruptedTurnClosers(events: readonly SessionEvent[]): CloserEvent[] {
+export function interruptedTurnClosers(events: readonly SessionEvent[], options: TurnCloserOptions = {}): CloserEvent[] {
   let openTurn: number | undefined
   let openStep: number | undefined
   let pending = new Map<string, PendingCall>()
@@ -70,13 +78,15 @@ export function interruptedTurnClosers(events: readonly SessionEvent[]): CloserE
   }
   if (openTurn === undefined) return []
   const turn = openTurn
+  const reason: TurnEndReason = options.reason ?? { kind: 'interrupted' }
+  const crashed = reason.kind === 'interrupted'
   const closers: CloserEvent[] = []
-  let seq = events.length
+  let seq = events.length > 0 ? (events[events.length - 1] as SessionEvent).seq + 1 : 0
   for (const call of pending.values()) {
     const started = call.callSeq !== undefined
     const text = started
-      ? 'Error: the session stopped while this tool call was running, so its outcome is unknown. Check the current state before relying on it, and repeat the call only if it is safe to run twice.'
-      : 'Error: the session stopped before this tool call started; it never ran.'
+      ? `Error: ${crashed ? 'the session stopped while this tool call was running' : 'the turn failed before this tool call\'s result was recorded'}, so its outcome is unknown. Check the current state before relying on it, and repeat the call only if it is safe to run twice.`
+      : `Error: ${crashed ? 'the session stopped' : 'the turn ended'} before this tool call started; it never ran.`
     const message = {
       id: `interrupted-tool-result-${call.callId}-${seq}`,
       role: 'user',
@@ -93,7 +103,7 @@ export function interruptedTurnClosers(events: readonly SessionEvent[]): CloserE
     seq++
   }
   if (openStep !== undefined) closers.push({ type: 'step/end', data: { turn, step: openStep } })
-  closers.push({ type: 'turn/end', data: { turn, reason: { kind: 'interrupted' } } })
+  closers.push({ type: 'turn/end', data: { turn, reason } as unknown as JsonValue })
   return closers
 }
 

@@ -145,6 +145,21 @@ export class Session {
    * @throws HarnessError `INVALID_JSON`, `INVALID_EVENT`, `REENTRANT_APPEND`, or a validator's veto
    */
   append(type: string, data: unknown, options?: AppendOptions): SessionEvent {
+    return this.#append(type, data, options, true)
+  }
+
+  /**
+   * Appends a structural closing event that `session/validate` guards cannot veto: the loop's `step/end` and
+   * `turn/end` and the closers that answer tool calls left without a result after a refused append. The
+   * session's own envelope and surface rules and the store's persistence still apply. This is what keeps one
+   * vetoed append from leaving a turn open that no later turn could follow (principle 2). Not for plugins.
+   * @internal
+   */
+  appendCloser(type: string, data: unknown, options?: AppendOptions): SessionEvent {
+    return this.#append(type, data, options, false)
+  }
+
+  #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean): SessionEvent {
     if (typeof type !== 'string' || type === '') throw new HarnessError('event type must be a non-empty string', 'INVALID_EVENT')
     let snapshot: JsonValue
     try {
@@ -160,7 +175,7 @@ export class Session {
     const event = buildEvent(type, this.#log.length, snapshot, options)
     this.#surface.validateNext(event, this.#log)
     const wiring = this.#wiring
-    wiring?.validate?.(this, event)
+    if (guarded) wiring?.validate?.(this, event)
     wiring?.persist?.(this, event)
     this.#commit(event)
     if (wiring?.publish !== undefined) {

@@ -64,17 +64,23 @@ export function verifySessionLog(events: readonly SessionEvent[], options: { all
 }
 
 function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], byStep: Map<number, string>): string[] {
-  const d = anchor.data as { turn: number; step: number; message: { content: unknown[] }; interrupted?: true } | null
+  const d = anchor.data as { turn: number; step: number; message: { content: unknown[]; source?: { replayState?: unknown } }; usage?: unknown; interrupted?: true } | null
   if (typeof d !== 'object' || d === null || typeof d.message !== 'object' || d.message === null || !Array.isArray(d.message.content)) {
     return [`seq ${anchor.seq} (assistant/message): has no message content`]
   }
   const cited = anchor.sourceEventSeqs ?? []
   const assembler = new BlockAssembler()
+  const deltas = new DeltaTrail()
+  const problems: string[] = []
   for (const seq of cited) {
     const chunk = events[seq]
     if (chunk?.type !== 'assistant/chunk') return [`seq ${anchor.seq} (assistant/message): cites seq ${seq}, which is not an assistant/chunk`]
     if (byStep.get(seq) !== `${d.turn}/${d.step}`) return [`seq ${anchor.seq} (assistant/message): cites chunk ${seq} of another step`]
-    assembler.push((chunk.data as { chunk: StreamChunk }).chunk)
+    const streamed = (chunk.data as { chunk?: StreamChunk } | null)?.chunk
+    if (typeof streamed !== 'object' || streamed === null) return [`seq ${anchor.seq} (assistant/message): could not be checked: cited seq ${seq} holds no chunk`]
+    const mismatch = deltas.push(streamed)
+    if (mismatch !== undefined) problems.push(`seq ${seq} (assistant/chunk): ${mismatch}`)
+    assembler.push(streamed)
   }
   let expected: unknown[]
   try {
@@ -83,7 +89,62 @@ function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], bySt
     return [`seq ${anchor.seq} (assistant/message): its chunks do not assemble: ${(error as Error).message}`]
   }
   if (JSON.stringify(expected) !== JSON.stringify(d.message.content)) {
-    return [`seq ${anchor.seq} (assistant/message): content differs from what its ${cited.length} cited chunks assemble into`]
+    problems.push(`seq ${anchor.seq} (assistant/message): content differs from what its ${cited.length} cited chunks assemble into`)
   }
-  return []
+  if (JSON.stringify(assembler.usage) !== JSON.stringify(d.usage)) {
+    problems.push(`seq ${anchor.seq} (assistant/message): usage differs from the usage chunk it cites`)
+  }
+  if (d.interrupted !== true && JSON.stringify(assembler.replayState()) !== JSON.stringify(d.message.source?.replayState)) {
+    problems.push(`seq ${anchor.seq} (assistant/message): replay state differs from the finish chunk it cites`)
+  }
+  return problems
+}
+
+/**
+ * What each block's deltas built, checked against its `block-end`: the assembler trusts a block-end over the
+ * deltas (adapters rebuild it from them), so an edited delta or an edited block-end would otherwise go unseen.
+ */
+class DeltaTrail {
+  readonly #built = new Map<number, { text: string; id: string | undefined; name: string | undefined; args: string }>()
+
+  /** Applies one chunk; returns how a block-end disagrees with its deltas, if it does. */
+  push(chunk: StreamChunk): string | undefined {
+    switch (chunk.type) {
+      case 'text-delta':
+      case 'reasoning-delta':
+        this.#at(chunk.index).text += chunk.text
+        return undefined
+      case 'tool-call-delta': {
+        const b = this.#at(chunk.index)
+        if (chunk.id !== '') b.id = chunk.id
+        if (chunk.name !== undefined && chunk.name !== '') b.name ??= chunk.name
+        b.args += chunk.argumentsDelta
+        return undefined
+      }
+      case 'block-end': {
+        // A block streamed without deltas has only its block-end to go by.
+        const b = this.#built.get(chunk.index)
+        if (b === undefined) return undefined
+        const block = chunk.block as { type: string; text?: unknown; id?: unknown; name?: unknown; arguments?: unknown }
+        if ((block.type === 'text' || block.type === 'reasoning') && block.text !== b.text) return `block ${chunk.index} ends with text that differs from its deltas`
+        if (block.type === 'tool-call') {
+          if (block.arguments !== b.args) return `tool call block ${chunk.index} ends with arguments that differ from its deltas`
+          if (b.id !== undefined && block.id !== b.id) return `tool call block ${chunk.index} ends with id ${JSON.stringify(block.id)}, its deltas say ${JSON.stringify(b.id)}`
+          if (b.name !== undefined && block.name !== b.name) return `tool call block ${chunk.index} ends with name ${JSON.stringify(block.name)}, its deltas say ${JSON.stringify(b.name)}`
+        }
+        return undefined
+      }
+      default:
+        return undefined
+    }
+  }
+
+  #at(index: number): { text: string; id: string | undefined; name: string | undefined; args: string } {
+    let b = this.#built.get(index)
+    if (b === undefined) {
+      b = { text: '', id: undefined, name: undefined, args: '' }
+      this.#built.set(index, b)
+    }
+    return b
+  }
 }

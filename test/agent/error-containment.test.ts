@@ -12,10 +12,10 @@ describe('LOOP-ERROR-CONTAINMENT-TEST', () => {
         }),
     ],
     [
-      'tool handling (a pre-execute listener)',
+      'a turn-stopping listener',
       (f) =>
-        f.harness.hooks.on('tools/pre-execute', () => {
-          throw new Error('tool policy broke')
+        f.harness.hooks.on('agent/turn-stopping', async () => {
+          throw new Error('turn-stopping listener broke')
         }),
     ],
     [

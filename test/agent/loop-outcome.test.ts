@@ -86,7 +86,10 @@ describe('LOOP-OUTCOME-TEST', () => {
     const data = anchor?.data as { interrupted?: boolean; message: { content: { type: string; text: string }[] } }
     expect(data.interrupted).toBe(true)
     expect(data.message.content).toEqual([{ type: 'text', text: 'Hello wor' }])
-    expect(anchor?.sourceEventSeqs?.length).toBeGreaterThan(0)
+    // Exactly the chunks streamed before the cancel: block-start, 'Hello ', 'wor' — no more, no fewer.
+    const streamed = f.ofType('assistant/chunk').map((e) => e.seq)
+    expect(streamed).toHaveLength(3)
+    expect(anchor?.sourceEventSeqs).toEqual(streamed)
     f.agent.followup('again')
     await f.agent.whenIdle()
     const roles = f.model.requests[1]?.messages.map((m) => m.role)

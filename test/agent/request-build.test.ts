@@ -5,14 +5,32 @@ import { echoTool, loopFixture } from '../support/loop-fixture.js'
 describe('LOOP-STEP-STATE', () => {
   it('each chunk is logged before it is assembled, and the anchor cites exactly that attempt’s chunks', async () => {
     const f = await loopFixture([{ reasoning: ['thin', 'king'], text: ['a', 'b'], usage: { inputTokens: 3, outputTokens: 4 } }])
-    let assembledBeforeLog = false
+    // Count what the loop pulled from the stream and what reached the log: each chunk must be logged before
+    // the loop asks for the next one, and the message comes only after the last chunk is logged.
+    let pulled = 0
+    const order: string[] = []
+    f.harness.hooks.on('llm/stream', async (request, next) => {
+      const inner = (await next(request))[Symbol.asyncIterator]()
+      return {
+        [Symbol.asyncIterator]() {
+          return {
+            async next() {
+              const r = await inner.next()
+              if (r.done !== true) pulled++
+              return r
+            },
+          }
+        },
+      }
+    })
     f.harness.hooks.on('session/event', ({ event }) => {
-      if (event.type === 'assistant/message') assembledBeforeLog = true
+      if (event.type === 'assistant/chunk') order.push(`chunk ${event.seq} after ${pulled} pulled`)
+      if (event.type === 'assistant/message') order.push(`message after ${pulled} pulled`)
     })
     f.agent.followup('hi')
     await f.agent.whenIdle()
-    expect(assembledBeforeLog).toBe(true)
     const chunks = f.ofType('assistant/chunk').map((e) => e.seq)
+    expect(order).toEqual([...chunks.map((seq, i) => `chunk ${seq} after ${i + 1} pulled`), `message after ${chunks.length} pulled`])
     const anchor = f.ofType('assistant/message')[0]
     expect(anchor?.sourceEventSeqs).toEqual(chunks)
     expect(anchor?.data).toMatchObject({
@@ -21,6 +39,37 @@ describe('LOOP-STEP-STATE', () => {
       usage: { inputTokens: 3, outputTokens: 4 },
       message: { role: 'assistant', source: { kind: 'model', provider: 'scripted', model: 'm1' }, content: [{ type: 'reasoning', text: 'thinking' }, { type: 'text', text: 'ab' }] },
     })
+  })
+
+  it('a fixed script yields the hand-written history an independent reader expects (not the fold code as oracle)', async () => {
+    const f = await loopFixture(
+      [
+        { reasoning: 'plan', text: 'Let me look.', toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] },
+        { text: 'Done.' },
+        { text: 'Second answer.' },
+      ],
+      { tools: [echoTool()] },
+    )
+    f.agent.followup('hi')
+    await f.agent.whenIdle()
+    f.agent.followup('more')
+    await f.agent.whenIdle()
+    const plain = (request: GenerateOptions | undefined) => request?.messages.map((m) => ({ role: m.role, content: m.content }))
+    const first = [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]
+    const second = [
+      ...first,
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'plan' },
+          { type: 'text', text: 'Let me look.' },
+          { type: 'tool-call', id: 'c1', name: 'echo', arguments: '{"text":"x"}' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'echo: x' }] }] },
+    ]
+    const third = [...second, { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] }, { role: 'user', content: [{ type: 'text', text: 'more' }] }]
+    expect(f.model.requests.map(plain)).toEqual([first, second, third])
   })
 
   it('an empty completion still gets an anchor (usage, provenance) but adds nothing to history', async () => {

@@ -2,17 +2,17 @@ import { z } from 'zod'
 import { createHarness, defineTool, invariantPlugin, scriptedAdapter, type HarnessOptions, type ScriptStep, type SessionEvent } from '../../src/index.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
 
-/** A harness with the invariant plugin and a scripted model, plus helpers to read the log. */
+/** A harness with the invariant plugin (unless `invariant: false`) and a scripted model, plus helpers to read the log. */
 export async function loopFixture(
   script: ScriptStep[] | ((request: GenerateOptions, index: number) => ScriptStep),
-  options: Omit<HarnessOptions, 'adapters'> & { maxTokens?: number } = {},
+  options: Omit<HarnessOptions, 'adapters'> & { maxTokens?: number; invariant?: boolean } = {},
 ) {
   const model = scriptedAdapter({ script, models: { m1: { contextWindow: 1000, defaultMaxTokens: 100 } } })
   const errors: unknown[] = []
   const harness = createHarness({
     ...options,
     adapters: [model],
-    plugins: [invariantPlugin(), ...(options.plugins ?? [])],
+    plugins: [...(options.invariant === false ? [] : [invariantPlugin()]), ...(options.plugins ?? [])],
   })
   harness.hooks.on('agent/error', ({ error }) => {
     errors.push(error)

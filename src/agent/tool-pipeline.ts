@@ -1,0 +1,205 @@
+import { errorChain, HarnessError } from '../errors/harness-error.js'
+import type { HookBus } from '../hooks/hook-bus.js'
+import { snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
+import type { ContentBlock, UserMessage } from '../llm/types.js'
+import { normalizeToolOutput, type DefinedTool } from '../tools/define-tool.js'
+import type { ToolRegistry } from '../tools/tool-registry.js'
+import type { Agent } from './agent.js'
+import type { LedgerHooks, ToolCall, ToolCallResult } from './hook-types.js'
+
+/** What one call's stages need from the step that runs them. */
+export interface ToolStageContext {
+  readonly agent: Agent
+  readonly hooks: HookBus<LedgerHooks>
+  readonly tools: ToolRegistry
+  readonly signal: AbortSignal
+  /** Makes the log durable up to now: awaited before a body runs (intent before effect). */
+  flush(): Promise<void>
+}
+
+/**
+ * A call's outcome before commit. `logFailure` is set when the log itself failed on the way (the intent could
+ * not be made durable): the result is still committed, then the batch stops and the turn fails.
+ */
+export interface ToolOutcome {
+  readonly result: ToolCallResult
+  readonly logFailure?: unknown
+}
+
+/**
+ * Policy for one call, in model order (periphery §D.3 steps 0–4): unknown tool, unparseable arguments,
+ * `tools/pre-execute`, and `tools/approve` for an ask. Returns an early result, or `undefined` to run the body.
+ * Never throws: a throwing listener is a `TOOL_HOOK_FAILED` result, a failing or cancelled approver a denial
+ * (`ABORTED_BEFORE_DISPATCH` when the turn is being cancelled) — the call still gets its result.
+ */
+export async function prepareToolCall(ctx: ToolStageContext, call: ToolCall, tool: DefinedTool | undefined): Promise<ToolCallResult | undefined> {
+  if (tool === undefined) {
+    const known = ctx.tools.names()
+    return errorResult(`unknown tool '${call.name}'${known.length > 0 ? `; available tools: ${known.join(', ')}` : ''}`, 'UNKNOWN_TOOL', 'ToolNotFoundError')
+  }
+  if (typeof call.arguments === 'string') {
+    return errorResult(`the arguments of '${call.name}' are not valid JSON; send a JSON object matching the tool's parameters`, 'INVALID_ARGS', 'ToolArgsError')
+  }
+  if (ctx.signal.aborted) return abortedBeforeDispatch()
+  let decision: unknown
+  try {
+    decision = await ctx.hooks.waterfall('tools/pre-execute', { agent: ctx.agent, call, signal: ctx.signal }, () => ({ kind: 'allow' as const }), ctx.agent.id)
+  } catch (error) {
+    return hookFailed('tools/pre-execute', error)
+  }
+  const kind = (decision as { kind?: unknown } | undefined)?.kind
+  const reason = (decision as { reason?: unknown } | undefined)?.reason
+  if (kind === 'deny') return errorResult(typeof reason === 'string' ? reason : `${call.name} was denied`, 'TOOL_DENIED', 'ToolDeniedError')
+  if (kind === 'ask') {
+    const denied = await approve(ctx, call, typeof reason === 'string' ? reason : `${call.name} needs approval`)
+    if (denied !== undefined) return denied
+  } else if (kind !== 'allow') {
+    return hookFailed('tools/pre-execute', new HarnessError(`returned ${describe(decision)}; expected {kind:'allow'|'deny'|'ask'}`, 'INVALID_DECISION'))
+  }
+  if (ctx.signal.aborted) return abortedBeforeDispatch()
+  return undefined
+}
+
+/** The `tools/approve` seam; `undefined` when allowed. */
+async function approve(ctx: ToolStageContext, call: ToolCall, reason: string): Promise<ToolCallResult | undefined> {
+  let answer: unknown
+  try {
+    answer = await ctx.hooks.waterfall(
+      'tools/approve',
+      { agent: ctx.agent, call, reason, signal: ctx.signal },
+      () => ({ kind: 'deny' as const, reason: `${reason} (approval required, and no one can approve here)` }),
+      ctx.agent.id,
+    )
+  } catch (error) {
+    // A prompt that rejects because the turn is being cancelled is the usual case: not a policy decision.
+    if (ctx.signal.aborted) return abortedBeforeDispatch()
+    return errorResult(`${reason}, and the approval failed (${errorChain(error)}), so it was denied`, 'TOOL_DENIED', 'ToolDeniedError')
+  }
+  if (ctx.signal.aborted) return abortedBeforeDispatch()
+  const kind = (answer as { kind?: unknown } | undefined)?.kind
+  if (kind === 'allow') return undefined
+  const denial = (answer as { reason?: unknown } | undefined)?.reason
+  return errorResult(kind === 'deny' && typeof denial === 'string' ? denial : `${reason} (no valid approval answer, so it was denied)`, 'TOOL_DENIED', 'ToolDeniedError')
+}
+
+/**
+ * Validates the arguments, makes the intent durable, runs the body and checks its output. Never rejects: a
+ * throwing body is an error result, output that is not lossless JSON an `INVALID_TOOL_OUTPUT` result, and a
+ * failed flush a `TOOL_NOT_STARTED` result with the log failure attached (the body is not run).
+ */
+export async function runToolBody(ctx: ToolStageContext, call: ToolCall, tool: DefinedTool): Promise<ToolOutcome> {
+  const checked = tool.validate(call.arguments)
+  if (!checked.ok) {
+    return { result: errorResult(`invalid arguments for '${call.name}': ${checked.problems.join('; ')}`, 'INVALID_ARGS', 'ToolArgsError') }
+  }
+  try {
+    // Intent before effect: the tool/call event is on disk before the body can change the world.
+    await ctx.flush()
+  } catch (error) {
+    const result = errorResult(`the call could not be recorded durably before it ran, so it was not started (${errorChain(error)})`, 'TOOL_NOT_STARTED', 'ToolNotStartedError')
+    return { result, logFailure: error }
+  }
+  if (ctx.signal.aborted) return { result: abortedBeforeDispatch() }
+  let output: ReturnType<typeof normalizeToolOutput>
+  try {
+    output = normalizeToolOutput(await tool.execute(checked.value, { signal: ctx.signal, callId: call.callId, agent: ctx.agent }))
+  } catch (error) {
+    if (ctx.signal.aborted) return { result: errorResult('tool call was cancelled while running', 'ABORTED', 'AbortError') }
+    const code = error instanceof HarnessError ? error.code : 'TOOL_FAILED'
+    const name = error instanceof Error ? error.name : 'Error'
+    return { result: errorResult(error instanceof Error ? error.message : String(error), code, name) }
+  }
+  const content: unknown = typeof output.content === 'string' ? [{ type: 'text', text: output.content }] : output.content
+  const failed = output.isError === true
+  return {
+    result: checkToolResult(`the output of '${call.name}'`, {
+      content: content as readonly ContentBlock[],
+      isError: failed,
+      ...(failed ? { error: { name: 'ToolError', code: output.errorCode ?? 'TOOL_FAILED' } } : {}),
+      ...(output.meta !== undefined ? { meta: output.meta } : {}),
+      ...(output.additionalContexts !== undefined ? { additionalContexts: output.additionalContexts } : {}),
+      ...(output.concludesTurn === true || (tool.concludesTurn === true && !failed) ? { concludesTurn: true } : {}),
+    }),
+  }
+}
+
+/**
+ * `tools/post-execute` at commit time, in model order (periphery §D.4). A throwing listener, or one that
+ * returns something that is not a result, turns the result into a `TOOL_HOOK_FAILED` error.
+ */
+export async function postExecuteToolCall(ctx: ToolStageContext, call: ToolCall, result: ToolCallResult): Promise<ToolCallResult> {
+  if (!ctx.hooks.has('tools/post-execute')) return result
+  let rewritten: unknown
+  try {
+    rewritten = await ctx.hooks.waterfall('tools/post-execute', { agent: ctx.agent, call, result, signal: ctx.signal }, () => result, ctx.agent.id)
+  } catch (error) {
+    return hookFailed('tools/post-execute', error)
+  }
+  if (rewritten === result) return result
+  return checkToolResult('the result returned by tools/post-execute', rewritten)
+}
+
+/**
+ * A result as the log can hold it: content blocks of a known shape, lossless JSON throughout (no bigint,
+ * cycle or function), copied and frozen; anything else is an `INVALID_TOOL_OUTPUT` error result.
+ */
+export function checkToolResult(what: string, value: unknown): ToolCallResult {
+  const problem = resultProblem(value)
+  if (problem !== undefined) return errorResult(`${what} is invalid: ${problem}`, 'INVALID_TOOL_OUTPUT', 'ToolOutputError')
+  const r = value as ToolCallResult
+  try {
+    const content = snapshotJsonFrozen(r.content, 'content') as unknown as readonly ContentBlock[]
+    const meta = r.meta !== undefined ? snapshotJsonFrozen(r.meta, 'meta') : undefined
+    const contexts = r.additionalContexts !== undefined ? (snapshotJsonFrozen(r.additionalContexts, 'additionalContexts') as unknown as readonly UserMessage[]) : undefined
+    const error = r.error !== undefined ? (snapshotJsonFrozen(r.error, 'error') as unknown as ToolCallResult['error']) : undefined
+    return {
+      content,
+      isError: r.isError === true,
+      ...(error !== undefined ? { error } : {}),
+      ...(meta !== undefined ? { meta: meta as JsonValue } : {}),
+      ...(contexts !== undefined ? { additionalContexts: contexts } : {}),
+      ...(r.concludesTurn === true ? { concludesTurn: true } : {}),
+    }
+  } catch (error) {
+    return errorResult(`${what} is not lossless JSON: ${(error as Error).message}`, 'INVALID_TOOL_OUTPUT', 'ToolOutputError')
+  }
+}
+
+function resultProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return `expected a result object, got ${describe(value)}`
+  const r = value as Partial<ToolCallResult>
+  if (!Array.isArray(r.content)) return 'content must be an array of content blocks'
+  for (const [i, block] of (r.content as unknown[]).entries()) {
+    const b = block as { type?: unknown; text?: unknown; attachment?: unknown } | null
+    if (typeof b !== 'object' || b === null) return `content[${i}] is not a content block`
+    if (b.type === 'text' && typeof b.text !== 'string') return `content[${i}] is a text block without a string text`
+    if (b.type === 'image' && (typeof b.attachment !== 'object' || b.attachment === null)) return `content[${i}] is an image block without an attachment`
+    if (b.type !== 'text' && b.type !== 'image') return `content[${i}] has type ${describe(b.type)}; tool results hold text and image blocks`
+  }
+  if (r.additionalContexts !== undefined && !Array.isArray(r.additionalContexts)) return 'additionalContexts must be an array of user messages'
+  return undefined
+}
+
+/** An error result the model reads as `Error: <message>`. */
+export function errorResult(message: string, code: string, name: string): ToolCallResult {
+  return { content: [{ type: 'text', text: `Error: ${message}` }], isError: true, error: { name, code } }
+}
+
+/** The result of a call that never reached its body because the turn was cancelled. */
+export function abortedBeforeDispatch(): ToolCallResult {
+  return errorResult('tool call aborted before dispatch', 'ABORTED_BEFORE_DISPATCH', 'AbortError')
+}
+
+function hookFailed(hook: string, error: unknown): ToolCallResult {
+  return errorResult(`a ${hook} listener failed: ${errorChain(error)}`, 'TOOL_HOOK_FAILED', 'ToolHookError')
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'bigint' || typeof value === 'function' || typeof value === 'symbol') return typeof value
+  try {
+    return JSON.stringify(value) ?? typeof value
+  } catch {
+    return typeof value
+  }
+}
