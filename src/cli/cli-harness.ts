@@ -1,15 +1,19 @@
-import { join } from 'node:path'
 import { createHarness, type Harness } from '../agent/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
+import { DEEPSEEK_MODELS } from '../llm/adapters/deepseek.js'
+import type { ModelPricing } from '../llm/types.js'
 import type { PermissionAnswer, PermissionQuestion } from '../plugins/permission.js'
 import { permissionPlugin } from '../plugins/permission.js'
 import { retryPlugin } from '../plugins/retry.js'
 import { turnBudgetPlugin } from '../plugins/turn-budget.js'
-import { JsonlStore } from '../store/jsonl-store.js'
+import type { SessionStore } from '../store/types.js'
 import { builtinTools } from '../tools/builtin/index.js'
+import { formatCost, sessionCost, type PricingCatalogue } from '../views/cost.js'
+import type { SessionEvent } from '../session/events.js'
 import { CliError, EXIT } from './cli-error.js'
 import type { EffectiveConfig } from './config.js'
 import type { ModelRoute } from './providers.js'
+import { openStore, parseStoreSpec, type StoreSpec } from './store-spec.js'
 
 /** The persona section of every CLI agent's system prompt (`{{cwd}}` is the tool root). */
 export const CLI_SYSTEM_PROMPT =
@@ -23,23 +27,49 @@ export interface CliHarnessOptions {
   readonly route: ModelRoute
   /** Tool root (absolute, must exist). */
   readonly root: string
+  /** The opened session store. */
+  readonly store: SessionStore
   /** Answers permission questions; absent = asks are denied (non-interactive without --yes). */
-  readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer>
+  readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer | { readonly answer: PermissionAnswer; readonly by: 'user' | 'flag' | 'auto' }>
+  /** Text appended to the persona: `--system` and the project file (see project-instructions.ts). */
+  readonly instructions?: string
 }
 
-/** Where the CLI keeps sessions: `$LEDGERLOOP_HOME/sessions`. */
-export function sessionsDir(config: EffectiveConfig): string {
-  return join(config.home, 'sessions')
+/** Where the CLI keeps sessions: the `--store` spec (default: the JSONL folder `$LEDGERLOOP_HOME/sessions`). */
+export function storeSpecOf(config: EffectiveConfig): StoreSpec {
+  return parseStoreSpec(config.store)
 }
 
-/** The session store of the CLI. */
-export function cliStore(config: EffectiveConfig): JsonlStore {
-  return new JsonlStore({ dir: sessionsDir(config) })
+/** The session store of the CLI, as `--store` (or its default) names it. */
+export function cliStore(config: EffectiveConfig): Promise<SessionStore> {
+  return openStore(storeSpecOf(config))
 }
 
 /**
- * A harness as the CLI runs it: the JSONL store, the route's adapter, the built-in tools on the root, and the
- * retry, permission and turn-budget plugins.
+ * Prices for cost figures: the config file's `pricing` (by `provider/model`, then by model) over the model
+ * table of the route's provider (built-in DeepSeek prices, or `models.*.pricing` of a configured provider).
+ */
+export function cliPricing(config: EffectiveConfig): PricingCatalogue {
+  return (provider: string, model: string): ModelPricing | undefined => {
+    const override = config.pricing[`${provider}/${model}`] ?? config.pricing[model]
+    if (override !== undefined) return override
+    const spec = config.providers[provider]
+    const table = spec?.models ?? (spec?.type === 'deepseek' ? DEEPSEEK_MODELS : undefined)
+    return table !== undefined && Object.hasOwn(table, model) ? table[model]?.pricing : undefined
+  }
+}
+
+/** The footer's cost figure for a slice of events (a turn), or undefined when nothing in it could be priced. */
+export function costFigure(events: readonly SessionEvent[], catalogue: PricingCatalogue): string | undefined {
+  const cost = sessionCost(events, catalogue)
+  if (cost.currency === undefined) return undefined
+  return `${formatCost(cost.total, cost.currency)}${cost.requests.some((r) => r.offPeak) ? ' (off-peak)' : ''}`
+}
+
+/**
+ * A harness as the CLI runs it: the chosen store, the route's adapter, the built-in tools on the root, and the
+ * retry, permission and turn-budget plugins; the request settings of the config (reasoning effort, output cap)
+ * are applied to every request.
  */
 export function createCliHarness(options: CliHarnessOptions): Harness {
   const { config, route } = options
@@ -62,11 +92,22 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
   } catch (error) {
     throw new CliError(`${config.configFile}: field "permissions": ${(error as Error).message}`, EXIT.usage)
   }
-  return createHarness({
-    store: cliStore(config),
+  const harness = createHarness({
+    store: options.store,
     adapters: [route.adapter],
     tools,
     plugins: [retryPlugin(config.retry), permissions, budget],
-    system: CLI_SYSTEM_PROMPT,
+    system: options.instructions !== undefined && options.instructions !== '' ? `${CLI_SYSTEM_PROMPT}\n\n${options.instructions}` : CLI_SYSTEM_PROMPT,
   })
+  if (config.reasoningEffort !== undefined || config.maxOutputTokens !== undefined) {
+    harness.hooks.on('agent/request', async (_payload, next) => {
+      const proposed = await next()
+      return {
+        ...proposed,
+        ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+        ...(config.maxOutputTokens !== undefined ? { maxTokens: config.maxOutputTokens } : {}),
+      }
+    })
+  }
+  return harness
 }

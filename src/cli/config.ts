@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
-import type { ModelInfo } from '../llm/types.js'
+import type { ModelInfo, ModelPricing } from '../llm/types.js'
 import type { PermissionRules } from '../plugins/permission.js'
 import { CliError, EXIT } from './cli-error.js'
 
@@ -46,8 +46,31 @@ export interface EffectiveConfig {
   readonly maxSteps: number
   readonly maxTokens: number | undefined
   /** Retry plugin settings for failed model requests (attempts include the first). */
-  readonly retry: { readonly maxAttempts?: number; readonly baseDelayMs?: number; readonly maxDelayMs?: number }
-  readonly sources: Readonly<Record<'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens', SettingSource>>
+  readonly retry: { readonly maxAttempts: number; readonly baseDelayMs?: number; readonly maxDelayMs: number }
+  /** Longest silence of a model stream (SSE comments count as activity) before the attempt fails `TIMEOUT`. */
+  readonly idleTimeoutMs: number
+  /** Where sessions live: a JSONL folder, `sqlite:PATH` or `postgres://…` (see store-spec.ts). */
+  readonly store: string
+  /** Reasoning effort sent with every request (`off`, `low`, `high`, `max`, …); undefined = the model's default. */
+  readonly reasoningEffort: string | undefined
+  /** Output token cap of each request; undefined = the model's default. */
+  readonly maxOutputTokens: number | undefined
+  /** Extra HTTP headers sent with every model request (never logged). */
+  readonly headers: Readonly<Record<string, string>>
+  /** Extra system prompt text (`--system`), appended to the CLI persona. */
+  readonly system: string | undefined
+  /** Whether `AGENTS.md` in the tool root is read into the system prompt. */
+  readonly projectFile: boolean
+  /** Price overrides by `model` or `provider/model`. */
+  readonly pricing: Readonly<Record<string, ModelPricing>>
+  /** Problems of a config file that a read-only command chose to ignore (see `lenient`). */
+  readonly ignoredConfigProblem?: string
+  readonly sources: Readonly<
+    Record<
+      'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens' | 'idleTimeoutMs' | 'retry' | 'store' | 'reasoningEffort' | 'maxOutputTokens' | 'system',
+      SettingSource
+    >
+  >
 }
 
 /** Options given on the command line that override the configuration. */
@@ -57,10 +80,42 @@ export interface ConfigFlags {
   readonly baseUrl?: string
   readonly root?: string
   readonly maxSteps?: number
+  readonly store?: string
+  /** Seconds. */
+  readonly idleTimeout?: number
+  /** Retries after the first attempt. */
+  readonly retries?: number
+  readonly reasoningEffort?: string
+  readonly maxOutputTokens?: number
+  /** `Name: value` lines. */
+  readonly header?: readonly string[]
+  readonly system?: string
+  /** False with `--no-project-file`. */
+  readonly projectFile?: boolean
 }
 
 /** Steps per turn when nothing else says (a runaway loop stops here, with a message naming the budget). */
 export const DEFAULT_MAX_STEPS = 50
+
+/**
+ * Idle timeout for interactive use: DeepSeek sends `: keep-alive` comments while it queues a request, and those
+ * count as activity, so 90 s of real silence means a stalled connection, not a busy model.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 90_000
+
+/** Attempts per request (the first and 3 retries): with the 10 s delay cap the waits add up to at most 30 s. */
+export const DEFAULT_MAX_ATTEMPTS = 4
+
+/** Cap of one retry wait (Retry-After included). */
+export const DEFAULT_MAX_RETRY_DELAY_MS = 10_000
+
+/**
+ * The longest a request can hold the CLI when the server stalls every time: each attempt runs into the idle
+ * timeout, and every retry waits at most the delay cap.
+ */
+export function worstCaseRequestMs(config: Pick<EffectiveConfig, 'idleTimeoutMs' | 'retry'>): number {
+  return config.retry.maxAttempts * config.idleTimeoutMs + (config.retry.maxAttempts - 1) * config.retry.maxDelayMs
+}
 
 const BUILTIN_PROVIDERS: Readonly<Record<string, ProviderSpec>> = Object.freeze({
   deepseek: { type: 'deepseek', apiKeyEnv: 'DEEPSEEK_API_KEY', keyRequired: true, defaultModel: 'deepseek-flash' },
@@ -72,12 +127,28 @@ const BUILTIN_PROVIDERS: Readonly<Record<string, ProviderSpec>> = Object.freeze(
 // Where a family's adapter looks for its key when a config provider names no variable.
 const FAMILY_KEY_ENV: Readonly<Record<ProviderType, string | undefined>> = { deepseek: 'DEEPSEEK_API_KEY', anthropic: 'ANTHROPIC_API_KEY', openai: undefined }
 
+const pricingSchema = z.strictObject({
+  currency: z.enum(['USD', 'CNY']),
+  inputPerMTok: z.number().nonnegative(),
+  cachedInputPerMTok: z.number().nonnegative().optional(),
+  outputPerMTok: z.number().nonnegative(),
+  asOf: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD'),
+  offPeak: z
+    .strictObject({
+      share: z.number().min(0).max(1),
+      peakHoursUtc: z.array(z.string().regex(/^\d{2}:\d{2}-\d{2}:\d{2}$/, 'HH:MM-HH:MM')),
+      peakWeekdaysUtc: z.array(z.number().int().min(0).max(6)).optional(),
+    })
+    .optional(),
+})
+
 const modelInfo = z.strictObject({
   contextWindow: z.number().int().positive().optional(),
   defaultMaxTokens: z.number().int().positive().optional(),
   maxOutputTokens: z.number().int().positive().optional(),
   reasoningEfforts: z.array(z.string()).optional(),
   defaultReasoningEffort: z.string().optional(),
+  pricing: pricingSchema.optional(),
 })
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (keys are read from the environment, never from this file)')
@@ -110,6 +181,14 @@ const configFileSchema = z.strictObject({
       maxDelayMs: z.number().int().nonnegative().optional(),
     })
     .optional(),
+  idleTimeoutMs: z.number().int().positive().optional(),
+  store: z.string().min(1).optional(),
+  reasoningEffort: z.string().min(1).optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  headers: z.record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'an HTTP header name'), z.string()).optional(),
+  system: z.string().optional(),
+  projectFile: z.boolean().optional(),
+  pricing: z.record(z.string().min(1), pricingSchema).optional(),
 })
 
 type ConfigFile = z.infer<typeof configFileSchema>
@@ -151,11 +230,28 @@ export function readConfigFile(path: string): ConfigFile {
   return parsed.data
 }
 
+/** How {@link resolveConfig} treats a broken config file. */
+export interface ResolveOptions {
+  /**
+   * Read-only commands (`sessions`, `inspect`, `verify`, …) set this: a broken config file is reported once on
+   * stderr and ignored, instead of locking the user out of the logs they want to look at.
+   */
+  readonly lenient?: boolean
+}
+
 /** Merges config file < environment < flags into the effective configuration. */
-export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): EffectiveConfig {
+export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd(), options: ResolveOptions = {}): EffectiveConfig {
   const home = ledgerloopHome(env)
   const configFile = join(home, 'config.json')
-  const file = readConfigFile(configFile)
+  let file: ConfigFile
+  let ignoredConfigProblem: string | undefined
+  try {
+    file = readConfigFile(configFile)
+  } catch (error) {
+    if (options.lenient !== true || !(error instanceof CliError)) throw error
+    file = {}
+    ignoredConfigProblem = error.message
+  }
   const providers: Record<string, ProviderSpec> = { ...BUILTIN_PROVIDERS }
   for (const [name, entry] of Object.entries(file.providers ?? {})) {
     if (name === 'scripted') throw new CliError(`invalid config file ${configFile}:\n  field "providers.scripted": the name 'scripted' is reserved for --script`, EXIT.usage)
@@ -175,15 +271,58 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   const pick = <T>(flag: T | undefined, envValue: T | undefined, fileValue: T | undefined, fallback: T): [T, SettingSource] =>
     flag !== undefined ? [flag, 'flag'] : envValue !== undefined ? [envValue, 'env'] : fileValue !== undefined ? [fileValue, 'config'] : [fallback, 'default']
   const envText = (name: string): string | undefined => (env[name] !== undefined && env[name] !== '' ? env[name] : undefined)
+  const envSeconds = (name: string): number | undefined => {
+    const text = envText(name)
+    if (text === undefined) return undefined
+    const n = Number(text)
+    if (!Number.isFinite(n) || n <= 0) throw new CliError(`${name}=${text} is not a positive number of seconds`, EXIT.usage)
+    return n
+  }
+  const envCount = (name: string): number | undefined => {
+    const text = envText(name)
+    if (text === undefined) return undefined
+    if (!/^\d+$/.test(text)) throw new CliError(`${name}=${text} is not a whole number`, EXIT.usage)
+    return Number(text)
+  }
 
   const [provider, providerSource] = pick(flags.provider, envText('LEDGERLOOP_PROVIDER'), file.provider, 'deepseek')
+  if (providers[provider] === undefined && provider !== 'scripted' && options.lenient !== true) {
+    const from = providerSource === 'flag' ? '--provider' : providerSource === 'env' ? 'LEDGERLOOP_PROVIDER' : `"provider" in ${configFile}`
+    throw new CliError(`unknown provider '${provider}' (from ${from}); known: ${Object.keys(providers).join(', ')} (add others under "providers" in ${configFile})`, EXIT.usage)
+  }
   // The file's model and base URL belong to the file's provider: they do not follow a provider switch.
   const fileOwnsRoute = (file.provider ?? 'deepseek') === provider
   const spec = providers[provider]
   const [model, modelSource] = pick<string | undefined>(flags.model, envText('LEDGERLOOP_MODEL'), fileOwnsRoute ? file.model : undefined, spec?.defaultModel)
   const [baseURL, baseSource] = pick<string | undefined>(flags.baseUrl, envText('LEDGERLOOP_BASE_URL'), fileOwnsRoute ? file.baseURL : undefined, undefined)
+  if (baseURL !== undefined && (baseSource === 'flag' || baseSource === 'env')) checkBaseUrl(baseURL, baseSource === 'flag' ? '--base-url' : 'LEDGERLOOP_BASE_URL')
   const [rootSetting, rootSource] = pick<string | undefined>(flags.root, undefined, file.root, undefined)
   const [maxSteps, stepsSource] = pick(flags.maxSteps, undefined, file.maxSteps, DEFAULT_MAX_STEPS)
+  const envIdle = envSeconds('LEDGERLOOP_IDLE_TIMEOUT')
+  const [idleTimeoutMs, idleSource] = pick(
+    flags.idleTimeout !== undefined ? Math.round(flags.idleTimeout * 1000) : undefined,
+    envIdle !== undefined ? Math.round(envIdle * 1000) : undefined,
+    file.idleTimeoutMs,
+    DEFAULT_IDLE_TIMEOUT_MS,
+  )
+  const envRetries = envCount('LEDGERLOOP_RETRIES')
+  const [maxAttempts, retrySource] = pick(
+    flags.retries !== undefined ? flags.retries + 1 : undefined,
+    envRetries !== undefined ? envRetries + 1 : undefined,
+    file.retry?.maxAttempts,
+    DEFAULT_MAX_ATTEMPTS,
+  )
+  const [store, storeSource] = pick(flags.store, envText('LEDGERLOOP_STORE'), file.store, join(home, 'sessions'))
+  const [reasoningEffort, effortSource] = pick<string | undefined>(flags.reasoningEffort, envText('LEDGERLOOP_REASONING_EFFORT'), file.reasoningEffort, undefined)
+  const [maxOutputTokens, outputSource] = pick<number | undefined>(flags.maxOutputTokens, undefined, file.maxOutputTokens, undefined)
+  const [system, systemSource] = pick<string | undefined>(flags.system, undefined, file.system, undefined)
+  const headers: Record<string, string> = { ...file.headers }
+  for (const line of flags.header ?? []) {
+    const colon = line.indexOf(':')
+    const name = colon < 0 ? '' : line.slice(0, colon).trim()
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new CliError(`--header '${line.split(':')[0] ?? ''}…' is not 'Name: value'`, EXIT.usage)
+    headers[name] = line.slice(colon + 1).trim()
+  }
   return {
     home,
     configFile,
@@ -198,7 +337,20 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     shell: file.shell ?? true,
     maxSteps,
     maxTokens: file.maxTokens,
-    retry: file.retry ?? {},
+    retry: {
+      maxAttempts,
+      ...(file.retry?.baseDelayMs !== undefined ? { baseDelayMs: file.retry.baseDelayMs } : {}),
+      maxDelayMs: file.retry?.maxDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS,
+    },
+    idleTimeoutMs,
+    store: storeSource === 'flag' || storeSource === 'env' ? store : storeSource === 'config' && !/^[a-z]+:/.test(store) ? resolve(home, store) : store,
+    reasoningEffort,
+    maxOutputTokens,
+    headers,
+    system,
+    projectFile: flags.projectFile ?? file.projectFile ?? true,
+    pricing: file.pricing ?? {},
+    ...(ignoredConfigProblem !== undefined ? { ignoredConfigProblem } : {}),
     sources: {
       provider: providerSource,
       model: modelSource,
@@ -207,6 +359,25 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       shell: file.shell !== undefined ? 'config' : 'default',
       maxSteps: stepsSource,
       maxTokens: file.maxTokens !== undefined ? 'config' : 'default',
+      idleTimeoutMs: idleSource,
+      retry: retrySource,
+      store: storeSource,
+      reasoningEffort: effortSource,
+      maxOutputTokens: outputSource,
+      system: systemSource,
     },
+  }
+}
+
+/** A base URL from a flag or the environment, checked like the config file's (a usage error, never a retry). */
+export function checkBaseUrl(value: string, from: string): void {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new CliError(`${from} '${value}' is not a URL (expected something like https://api.deepseek.com or http://127.0.0.1:8000/v1)`, EXIT.usage)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CliError(`${from} '${value}' must be an http:// or https:// URL`, EXIT.usage)
   }
 }

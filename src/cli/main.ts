@@ -3,15 +3,15 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { HarnessError } from '../errors/harness-error.js'
 import { CliError, EXIT } from './cli-error.js'
-import { addAgentOptions, nonNegativeInteger, type AgentFlags } from './commands/agent-options.js'
-import { chatCommand } from './commands/chat.js'
-import { configCommand } from './commands/config.js'
-import { forkCommand } from './commands/fork.js'
-import { inspectCommand } from './commands/inspect.js'
-import { replayCommand } from './commands/replay.js'
-import { runCommand } from './commands/run.js'
-import { sessionsCommand } from './commands/sessions.js'
-import { verifyCommand } from './commands/verify.js'
+import { registerChat } from './commands/chat.js'
+import { registerConfig } from './commands/config.js'
+import { registerFork } from './commands/fork.js'
+import { registerInspect } from './commands/inspect.js'
+import { registerReplay } from './commands/replay.js'
+import { registerRun } from './commands/run.js'
+import { registerSessions } from './commands/sessions.js'
+import { registerTools } from './commands/tools.js'
+import { registerVerify } from './commands/verify.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -24,6 +24,27 @@ function version(): string {
   }
 }
 
+const MAIN_HELP = `
+Examples:
+  ledgerloop                                   start a chat (on a terminal)
+  ledgerloop run "explain src/main.ts"         one turn, exit with its outcome
+  ledgerloop run -c "and now the tests"        continue the most recent session
+  echo "summarise README.md" | ledgerloop run --print
+  ledgerloop sessions --search tests           find a session
+  ledgerloop inspect 56af                      a session by id prefix: turns, steps, requests, cost
+  ledgerloop verify 56af && ledgerloop replay 56af
+  ledgerloop run --script examples/scripts/demo.json "Take notes"   offline demo, no key
+
+Environment:
+  DEEPSEEK_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY   provider keys (never written anywhere)
+  LEDGERLOOP_HOME             sessions, config.json and chat history (default ~/.ledgerloop)
+  LEDGERLOOP_PROVIDER         default provider            LEDGERLOOP_MODEL      default model
+  LEDGERLOOP_BASE_URL         endpoint base URL           LEDGERLOOP_STORE      default --store
+  LEDGERLOOP_IDLE_TIMEOUT     idle timeout in seconds     LEDGERLOOP_RETRIES    retries per request
+  LEDGERLOOP_REASONING_EFFORT reasoning effort            NO_COLOR              no colours
+
+Docs: docs/cli.md. Exit codes: 0 completed, 1 failed, 2 usage, 130 Ctrl-C, 141 stdout closed, 143 SIGTERM.`
+
 /** Builds the command tree; each action stores its exit code in `exit`. */
 export function buildProgram(exit: { code: number }): Command {
   const program = new Command('ledgerloop')
@@ -32,65 +53,16 @@ export function buildProgram(exit: { code: number }): Command {
     .showHelpAfterError('(run ledgerloop help for usage)')
     .exitOverride()
 
-  addAgentOptions(program.command('run').description('run one turn for PROMPT and exit with its outcome').argument('<prompt...>', 'what to ask'))
-    .action(async (prompt: string[], flags: AgentFlags) => {
-      exit.code = await runCommand(prompt.join(' '), flags)
-    })
-
-  addAgentOptions(program.command('chat').description('an interactive conversation (type /help inside)'))
-    .action(async (flags: AgentFlags) => {
-      exit.code = await chatCommand(flags)
-    })
-
-  program
-    .command('sessions')
-    .description('list stored sessions, newest first')
-    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason}')
-    .action(async (flags: { json?: boolean }) => {
-      exit.code = await sessionsCommand(flags)
-    })
-
-  program
-    .command('inspect')
-    .description('turn → step → request/tool tree of a session, with timings, usage and reasons')
-    .argument('<id>', 'session id')
-    .option('--json', 'the tree as JSON')
-    .action(async (id: string, flags: { json?: boolean }) => {
-      exit.code = await inspectCommand(id, flags)
-    })
-
-  program
-    .command('verify')
-    .description('check the log grammar and rebuild every request from the log (exit 1 listing each problem)')
-    .argument('<id-or-file>', 'a session id, or the path of a session .jsonl file')
-    .action(async (target: string) => {
-      exit.code = await verifyCommand(target)
-    })
-
-  program
-    .command('replay')
-    .description('re-run the recorded model outputs through a fresh loop and compare every request')
-    .argument('<id>', 'session id')
-    .action(async (id: string) => {
-      exit.code = await replayCommand(id)
-    })
-
-  program
-    .command('fork')
-    .description('copy a session up to a point into a new session; prints the new id')
-    .argument('<id>', 'session id')
-    .option('--at <seq>', 'seq of the last event to keep (default: the end)', nonNegativeInteger)
-    .action(async (id: string, flags: { at?: number }) => {
-      exit.code = await forkCommand(id, flags)
-    })
-
-  program
-    .command('config')
-    .description('show the effective configuration (secrets masked) and where each value came from')
-    .option('--json', 'as JSON')
-    .action(async (flags: { json?: boolean }) => {
-      exit.code = await configCommand(flags)
-    })
+  registerRun(program, exit)
+  registerChat(program, exit)
+  registerSessions(program, exit)
+  registerInspect(program, exit)
+  registerVerify(program, exit)
+  registerReplay(program, exit)
+  registerFork(program, exit)
+  registerTools(program, exit)
+  registerConfig(program, exit)
+  program.addHelpText('after', MAIN_HELP)
 
   return program
 }
@@ -99,8 +71,10 @@ export function buildProgram(exit: { code: number }): Command {
 export async function main(argv: readonly string[]): Promise<number> {
   const exit = { code: EXIT.ok as number }
   const program = buildProgram(exit)
+  // `ledgerloop` alone: a person at a terminal wants to talk; anywhere else, the help.
+  const args = argv.length === 0 && process.stdin.isTTY === true && process.stdout.isTTY === true ? ['chat'] : [...argv]
   try {
-    await program.parseAsync([...argv], { from: 'user' })
+    await program.parseAsync(args, { from: 'user' })
     return exit.code
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -121,5 +95,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 const code = await main(process.argv.slice(2))
-// Let piped stdout drain before exiting (an exit right after a write can cut it off).
-process.stdout.write('', () => process.exit(code))
+// Let piped stdout drain before exiting (an exit right after a write can cut it off); a closed stdout has
+// nothing left to drain.
+if (process.stdout.destroyed || !process.stdout.writable) process.exit(code)
+else process.stdout.write('', () => process.exit(code))

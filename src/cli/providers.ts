@@ -21,6 +21,8 @@ export interface ModelRoute {
   readonly adapter: LlmAdapter
   /** Absolute path of the script when the model is scripted (an offline demo, not a real model). */
   readonly scriptFile?: string
+  /** The endpoint, when it is not the provider's default. */
+  readonly baseURL?: string
 }
 
 /** The spec of a named provider, or a usage error listing the known ones. */
@@ -48,11 +50,30 @@ export function requireApiKey(name: string, spec: ProviderSpec, env: NodeJS.Proc
   )
 }
 
+/** Transport settings of a real provider route. */
+export interface TransportSettings {
+  /** Idle-stream watchdog. */
+  readonly idleTimeoutMs?: number
+  /** Extra HTTP headers. */
+  readonly headers?: Readonly<Record<string, string>>
+}
+
 /** Builds the adapter of a real provider route. Keys are read from the environment only. */
-export function providerAdapter(name: string, spec: ProviderSpec, baseURL: string | undefined, env: NodeJS.ProcessEnv = process.env): LlmAdapter {
+export function providerAdapter(
+  name: string,
+  spec: ProviderSpec,
+  baseURL: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  transport: TransportSettings = {},
+): LlmAdapter {
   const base = baseURL ?? spec.baseURL
   const key = spec.apiKeyEnv !== undefined && env[spec.apiKeyEnv] !== undefined && env[spec.apiKeyEnv] !== '' ? env[spec.apiKeyEnv] : undefined
-  const common = { ...(key !== undefined ? { apiKey: key } : {}), ...(spec.models !== undefined ? { models: spec.models } : {}) }
+  const common = {
+    ...(key !== undefined ? { apiKey: key } : {}),
+    ...(spec.models !== undefined ? { models: spec.models } : {}),
+    ...(transport.idleTimeoutMs !== undefined ? { idleTimeoutMs: transport.idleTimeoutMs } : {}),
+    ...(transport.headers !== undefined && Object.keys(transport.headers).length > 0 ? { headers: transport.headers } : {}),
+  }
   switch (spec.type) {
     case 'deepseek':
       return renamed(deepseekAdapter({ ...common, ...(base !== undefined ? { baseURL: base } : {}) }), name)

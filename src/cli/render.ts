@@ -10,6 +10,12 @@ interface PendingTool {
   readonly started: number
 }
 
+/** What the model is doing while no token has arrived yet: the first request, or a wait before a retry. */
+interface Waiting {
+  readonly label: string
+  readonly since: number
+}
+
 interface TurnTally {
   readonly started: number
   steps: number
@@ -29,25 +35,51 @@ export class TranscriptRenderer {
   #turn: TurnTally | undefined
   #atLineStart = true
   #inReasoning = false
+  /** Attempts in all, for `attempt 2/4` (unknown when the retry policy is the adapter's). */
+  #maxAttempts: number | undefined
   #paused = false
+  #waiting: Waiting | undefined
+  #turnCost: ((events: readonly SessionEvent[]) => string | undefined) | undefined
+  readonly #turnEvents: SessionEvent[] = []
 
-  constructor(out: NodeJS.WritableStream, style: Style) {
+  constructor(out: NodeJS.WritableStream, style: Style, options: { readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined } = {}) {
     this.#out = out
     this.#style = style
     this.#spinner = new Spinner(out)
+    this.#turnCost = options.turnCost
+  }
+
+  /**
+   * A request was sent and nothing has streamed back yet: shows the model and the seconds waited, so a slow
+   * first token does not look like a hang.
+   */
+  requestStarted(model: string): void {
+    if (this.#waiting?.label.startsWith('↻') === true) {
+      // The retry's own wait is over; the new attempt waits for its first token under the same spinner.
+      this.#waiting = { label: `${model} (retry)`, since: Date.now() }
+    } else {
+      this.#waiting = { label: model, since: Date.now() }
+    }
+    this.#spin()
   }
 
   /** Renders one committed event. */
   handle(event: SessionEvent): void {
     const d = event.data as Record<string, unknown>
+    if (this.#turnCost !== undefined) this.#turnEvents.push(event)
     switch (event.type) {
       case 'turn/start':
         this.#turn = { started: event.time, steps: 0, usage: emptyUsage() }
+        this.#turnEvents.splice(0, this.#turnEvents.length - 1)
         break
       case 'step/start':
         if (this.#turn !== undefined) this.#turn.steps = d.step as number
         break
       case 'assistant/chunk':
+        if (this.#waiting !== undefined) {
+          this.#waiting = undefined
+          this.#spinner.stop()
+        }
         this.#chunk(d.chunk as StreamChunk)
         break
       case 'assistant/message':
@@ -61,13 +93,22 @@ export class TranscriptRenderer {
       case 'tool/result':
         this.#toolResult(event, d)
         break
-      case 'llm/retry':
-        this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clip(String(d.message), 100)} — retrying in ${formatDuration(d.delayMs as number)} (attempt ${String(d.attempt)} failed)`))
+      case 'llm/retry': {
+        const next = `attempt ${(d.attempt as number) + 1}${this.#maxAttempts !== undefined ? `/${this.#maxAttempts}` : ''}`
+        this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clip(String(d.message), 100)} — retrying in ${formatDuration(d.delayMs as number)} (${next})`))
+        this.#waiting = { label: `↻ ${String(d.code)}, retrying in ${formatDuration(d.delayMs as number)} (${next})`, since: Date.now() }
+        this.#spin()
         break
+      }
       case 'turn/end':
         this.#footer(event, d.reason as TurnEndReason)
         break
     }
+  }
+
+  /** Sets the retry budget shown in `↻ … (attempt n/max)`. */
+  setMaxAttempts(max: number | undefined): void {
+    this.#maxAttempts = max
   }
 
   /** Writes a line of its own (notices, labels), keeping the spinner out of its way. */
@@ -94,6 +135,10 @@ export class TranscriptRenderer {
   }
 
   #chunk(chunk: StreamChunk): void {
+    if (chunk.type === 'block-start' && chunk.blockType !== 'reasoning') {
+      // The answer (or a tool call) starts: the reasoning line ends here, not at the message's end.
+      this.#endReasoning()
+    }
     if (chunk.type === 'block-start' && chunk.blockType === 'reasoning') {
       this.#newline()
       this.#inReasoning = true
@@ -137,23 +182,37 @@ export class TranscriptRenderer {
   }
 
   #footer(event: SessionEvent, reason: TurnEndReason): void {
+    this.#waiting = undefined
     this.#spinner.stop()
     this.#tools.clear()
     this.#endReasoning()
     const tally = this.#turn ?? { started: event.time, steps: 0, usage: emptyUsage() }
     const ok = reason.kind === 'completed'
     const head = ok ? this.#style.green(describeReason(reason)) : reason.kind === 'max-tokens' ? this.#style.yellow(describeReason(reason)) : this.#style.red(describeReason(reason))
-    const parts = [head, `${tally.steps} step${tally.steps === 1 ? '' : 's'}`, `tokens ${formatUsage(tally.usage)}`, formatDuration(event.time - tally.started)]
+    const cost = this.#turnCost?.(this.#turnEvents)
+    this.#turnEvents.length = 0
+    const parts = [
+      head,
+      `${tally.steps} step${tally.steps === 1 ? '' : 's'}`,
+      `tokens ${formatUsage(tally.usage)}`,
+      ...(cost !== undefined ? [cost] : []),
+      formatDuration(event.time - tally.started),
+    ]
     this.#line(`${this.#style.dim('──')} ${parts.join(this.#style.dim(' · '))}`)
     this.#turn = undefined
   }
 
   #spin(): void {
-    // Redrawing needs ANSI cursor codes, which NO_COLOR rules out along with colour.
-    if (!this.#style.color || this.#paused) return
+    // Redrawing in place needs a terminal.
+    if (!this.#style.tty || this.#paused) return
     const pending = [...this.#tools.values()]
     const last = pending[pending.length - 1]
-    if (last === undefined) return this.#spinner.stop()
+    if (last === undefined) {
+      const waiting = this.#waiting
+      if (waiting === undefined) return this.#spinner.stop()
+      this.#newline()
+      return this.#spinner.start(() => `${waiting.label} ${this.#style.dim(`· ${((Date.now() - waiting.since) / 1000).toFixed(0)} s`)}`)
+    }
     const more = pending.length > 1 ? this.#style.dim(` (+${pending.length - 1} more)`) : ''
     this.#spinner.start(`${last.name}${last.subject !== '' ? ` ${last.subject}` : ''}${more}`)
   }

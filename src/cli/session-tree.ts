@@ -10,8 +10,10 @@ export interface RequestNode {
   readonly lastSeq: number
   readonly provider: string | undefined
   readonly model: string | undefined
-  /** From the event before the first chunk to the last chunk. */
+  /** The attempt's own time: from when it was sent to its last chunk (a retry wait before it is not included). */
   readonly durationMs: number
+  /** The retry wait before this attempt (logged by `llm/retry`), when it is a retry. */
+  readonly retryWaitMs?: number
   /** The finish kind, if the stream finished (`stop`, `tool-calls`, `max-tokens`, `error`, …). */
   readonly finish: string | undefined
   /** The failure code of an `error` finish. */
@@ -123,12 +125,16 @@ export function buildSessionTree(header: SessionHeader, events: readonly Session
         const finishChunk = events[request.lastSeq]?.data as { chunk?: { type: string; reason?: { failure?: { code?: string } } } } | undefined
         const failure = finishChunk?.chunk?.type === 'finish' ? finishChunk.chunk.reason?.failure?.code : undefined
         const usage = usageByFirstChunk.get(e.seq)
+        // A retry's `llm/retry` is logged before its wait: the attempt itself starts when the wait is over.
+        const retryWaitMs = before?.type === 'llm/retry' ? ((before.data as { delayMs?: number }).delayMs ?? 0) : undefined
+        const sentAt = (before?.time ?? e.time) + (retryWaitMs ?? 0)
         step.requests.push({
           firstSeq: request.firstSeq,
           lastSeq: request.lastSeq,
           provider: header$?.config.provider,
           model: header$?.config.model,
-          durationMs: (events[request.lastSeq]?.time ?? e.time) - (before?.time ?? e.time),
+          durationMs: Math.max(0, (events[request.lastSeq]?.time ?? e.time) - sentAt),
+          ...(retryWaitMs !== undefined ? { retryWaitMs } : {}),
           finish: request.finish,
           ...(failure !== undefined ? { failure } : {}),
           ...(usage !== undefined ? { usage } : {}),

@@ -4,7 +4,7 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 export class Spinner {
   readonly #out: NodeJS.WritableStream
   #timer: NodeJS.Timeout | undefined
-  #label = ''
+  #label: () => string = () => ''
   #frame = 0
 
   constructor(out: NodeJS.WritableStream) {
@@ -16,9 +16,9 @@ export class Spinner {
     return this.#timer !== undefined
   }
 
-  /** Shows (or relabels) the spinner. */
-  start(label: string): void {
-    this.#label = label
+  /** Shows (or relabels) the spinner; a function label is re-read on every frame (elapsed seconds). */
+  start(label: string | (() => string)): void {
+    this.#label = typeof label === 'string' ? () => label : label
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#draw(), 80)
       // A spinner must never keep the process alive on its own.
@@ -37,6 +37,6 @@ export class Spinner {
 
   #draw(): void {
     this.#frame = (this.#frame + 1) % FRAMES.length
-    this.#out.write(`\r\x1b[2K${FRAMES[this.#frame] as string} ${this.#label}`)
+    this.#out.write(`\r\x1b[2K${FRAMES[this.#frame] as string} ${this.#label()}`)
   }
 }

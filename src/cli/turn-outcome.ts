@@ -64,6 +64,24 @@ export function describeReason(reason: TurnEndReason): string {
   }
 }
 
+/**
+ * What to do about a failed turn, where the failure tells: a wrong base URL (an endpoint that does not stream,
+ * or a 404), a missing or rejected key, a stalled server.
+ */
+export function failureHint(reason: TurnEndReason, route: { readonly baseURL?: string }): string | undefined {
+  if (reason.kind !== 'error') return undefined
+  const { code, status } = reason.error
+  if (code === 'NOT_STREAMING' || (code === 'BAD_REQUEST' && status === 404)) {
+    const base = route.baseURL
+    if (base !== undefined && !/\/v\d+\/?$/.test(base)) return `--base-url probably lacks /v1 (try ${base.replace(/\/+$/, '')}/v1)`
+    return 'check --base-url: the server there is not an OpenAI-format (or Anthropic-format) streaming endpoint'
+  }
+  if (code === 'AUTH') return 'check the API key (ledgerloop config shows which variable is read)'
+  if (code === 'TIMEOUT') return 'the server went silent; raise --idle-timeout SECONDS if it is just slow'
+  if (code === 'INSUFFICIENT_BALANCE') return "top up the provider account; retrying cannot help"
+  return undefined
+}
+
 /** The exit code for a turn end: 0 completed/max-tokens, 130 cancelled by the user, else 1. */
 export function exitCodeFor(reason: TurnEndReason): number {
   if (reason.kind === 'completed' || reason.kind === 'max-tokens') return EXIT.ok

@@ -181,6 +181,30 @@ export interface GenerateOptions extends LlmCallConfig {
   readonly signal?: AbortSignal
 }
 
+/**
+ * A model's published prices per million tokens, dated. Base prices are the ones that apply at all hours
+ * unless `offPeak` says otherwise (DeepSeek: peak prices, with half price outside the peak windows).
+ */
+export interface ModelPricing {
+  readonly currency: 'USD' | 'CNY'
+  /** Uncached (cache-miss) input. */
+  readonly inputPerMTok: number
+  /** Input read from the provider's prompt cache; absent = priced as uncached input. */
+  readonly cachedInputPerMTok?: number
+  readonly outputPerMTok: number
+  /** When these prices were checked against the provider's price page (`YYYY-MM-DD`). */
+  readonly asOf: string
+  /** Cheaper hours: outside the peak windows every price is multiplied by `share`. */
+  readonly offPeak?: {
+    /** Share of the base price paid off-peak (0.5 = half price). */
+    readonly share: number
+    /** Peak windows as `HH:MM-HH:MM` in UTC (start inclusive, end exclusive). */
+    readonly peakHoursUtc: readonly string[]
+    /** UTC weekdays (0 = Sunday) with peak windows; absent = every day. */
+    readonly peakWeekdaysUtc?: readonly number[]
+  }
+}
+
 /** What an adapter knows about one model. Absent fields mean unknown. */
 export interface ModelInfo {
   /** Context window in tokens. */
@@ -193,6 +217,8 @@ export interface ModelInfo {
   readonly reasoningEfforts?: readonly string[]
   /** Effort used when the caller sets none. */
   readonly defaultReasoningEffort?: string
+  /** Published prices (for cost figures derived from logged usage). */
+  readonly pricing?: ModelPricing
 }
 
 /** How the retry plugin should treat failures of one adapter's requests. */

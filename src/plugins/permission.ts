@@ -34,11 +34,21 @@ export interface PermissionQuestion {
 /** The user's answer: `always` allows this tool for the rest of the agent's session. */
 export type PermissionAnswer = 'yes' | 'no' | 'always'
 
+/**
+ * An answer that says who gave it: `user` (a person typed it), `flag` (a command-line switch such as `--yes`
+ * answered for them) or `auto` (a policy of the caller, e.g. a throwaway scratch folder). A bare
+ * {@link PermissionAnswer} counts as `user`.
+ */
+export interface AttributedAnswer {
+  readonly answer: PermissionAnswer
+  readonly by: 'user' | 'flag' | 'auto'
+}
+
 /** Options of {@link permissionPlugin}. */
 export interface PermissionPluginOptions {
   readonly rules?: PermissionRules
   /** Asks a person (a TTY prompt). Without it, `ask` decisions are denied with a clear reason. */
-  readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer>
+  readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer | AttributedAnswer>
   /** Replace the defaults (reads allowed; writes and shell ask). */
   readonly defaults?: PermissionRules
 }
@@ -56,8 +66,11 @@ export interface PermissionDecisionData {
   readonly callId: string
   readonly tool: string
   readonly decision: 'allow' | 'deny'
-  /** How it was decided. */
-  readonly by: 'rule' | 'default' | 'user' | 'remembered' | 'no-approver'
+  /**
+   * Who decided: a configured `rule`, the `default` rules, a person (`user`), a command-line switch (`flag`), the
+   * caller's own policy (`auto`), an earlier `always` (`remembered`), or nobody could be asked (`no-approver`).
+   */
+  readonly by: 'rule' | 'default' | 'user' | 'flag' | 'auto' | 'remembered' | 'no-approver'
   readonly rule?: string
   readonly answer?: PermissionAnswer
 }
@@ -106,15 +119,16 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
           log(agent.session, call, { decision: 'deny', by: 'no-approver' })
           return { kind: 'deny', reason: `${reason}, and no one can approve it here (run interactively, or allow it with a rule or --yes)` }
         }
-        const answer = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal })
+        const given = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal })
+        const { answer, by } = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
         if (answer === 'always') {
           const set = remembered.get(agent.id) ?? new Set<string>()
           set.add(call.name)
           remembered.set(agent.id, set)
         }
         const allowed = answer === 'yes' || answer === 'always'
-        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by: 'user', answer })
-        return allowed ? { kind: 'allow' } : { kind: 'deny', reason: `the user declined ${call.name}` }
+        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by, answer })
+        return allowed ? { kind: 'allow' } : { kind: 'deny', reason: by === 'user' ? `the user declined ${call.name}` : `${call.name} was declined (${reason})` }
       })
       return () => {
         offPre()

@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { afterAll } from 'vitest'
 
 /** The repository root (where `dist/cli/main.js` is built). */
 export const REPO = resolve(import.meta.dirname, '../..')
@@ -50,9 +51,17 @@ export function ensureBuilt(): void {
   }
 }
 
-/** A fresh `LEDGERLOOP_HOME` (also used as HOME, so nothing of the real user's leaks in). */
+const homes: string[] = []
+// Every test file that makes homes removes them when it is done: a test run leaves no folders behind.
+afterAll(() => {
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true })
+})
+
+/** A fresh `LEDGERLOOP_HOME` (also used as HOME, so nothing of the real user's leaks in); removed after the file's tests. */
 export function tempHome(): string {
-  return mkdtempSync(join(tmpdir(), 'll-cli-test-'))
+  const home = mkdtempSync(join(tmpdir(), 'll-cli-test-'))
+  homes.push(home)
+  return home
 }
 
 /** A clean environment: no provider keys, no colour switches, only what the test passes. */

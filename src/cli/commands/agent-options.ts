@@ -2,12 +2,17 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InvalidArgumentError, type Command } from 'commander'
-import { HarnessError } from '../../errors/harness-error.js'
+import type { SessionEvent } from '../../session/events.js'
+import { closerEvents } from '../../session/repair.js'
 import { foldRequestHeader } from '../../session/request-header.js'
+import type { SessionStore } from '../../store/types.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { cliStore } from '../cli-harness.js'
-import { resolveConfig, type EffectiveConfig } from '../config.js'
+import { cliStore, storeSpecOf } from '../cli-harness.js'
+import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../config.js'
+import { projectInstructions, type ProjectInstructions } from '../project-instructions.js'
 import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../providers.js'
+import { mostRecentSession, resolveSessionRef } from '../session-ref.js'
+import { refuseLiveSession } from '../store-spec.js'
 
 /** Options shared by `run` and `chat`. */
 export interface AgentFlags {
@@ -15,11 +20,22 @@ export interface AgentFlags {
   readonly model?: string
   readonly baseUrl?: string
   readonly session?: string
+  readonly continue?: boolean
   readonly script?: string
   readonly root?: string
   readonly yes?: boolean
   readonly maxSteps?: number
   readonly json?: boolean
+  readonly print?: boolean
+  readonly verbose?: boolean
+  readonly store?: string
+  readonly system?: string
+  readonly projectFile?: boolean
+  readonly reasoningEffort?: string
+  readonly maxOutputTokens?: number
+  readonly idleTimeout?: number
+  readonly retries?: number
+  readonly header?: string[]
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -29,22 +45,58 @@ export interface PreparedRun {
   readonly root: string
   /** True when the root is a fresh scratch folder made for a scripted demo. */
   readonly scratchRoot: boolean
-  /** The session to resume, when `--session` was given. */
+  /** The full id of the session to resume (`--session` prefix or `--continue`). */
   readonly resume?: string
+  /** The opened store (the caller closes it through the harness). */
+  readonly store: SessionStore
+  /** `--system` and `AGENTS.md`. */
+  readonly instructions: ProjectInstructions
+  /** What resuming will repair, one line each (a torn tail cut off, an interrupted turn closed). */
+  readonly repairs: readonly string[]
+  /** The base URL the route talks to, when it is not the provider's default (remembered for resumes). */
+  readonly baseURL?: string
+}
+
+/** Adds `--store` (every command has it). */
+export function addStoreOption(command: Command): Command {
+  return command.option('--store <url|dir>', 'where sessions live: a folder of JSONL files, sqlite:PATH or postgres://… (default $LEDGERLOOP_HOME/sessions)')
 }
 
 /** Adds the options of `run` and `chat` to a command. */
 export function addAgentOptions(command: Command): Command {
-  return command
-    .option('--provider <name>', 'deepseek (default), anthropic, openai, or a provider from the config file')
-    .option('--model <name>', 'model name (default: the provider\'s)')
-    .option('--base-url <url>', 'endpoint base URL (a local server, a proxy, another endpoint of the provider)')
-    .option('--session <id>', 'continue this stored session')
-    .option('--script <file>', 'use a scripted model from a JSON array of script steps (offline demo, no key)')
-    .option('--root <dir>', 'folder the tools work in (default: the current folder)')
-    .option('--yes', 'approve every permission question')
-    .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
-    .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
+  return addStoreOption(
+    command
+      .option('--provider <name>', 'deepseek (default), anthropic, openai, or a provider from the config file')
+      .option('--model <name>', "model name (default: the provider's)")
+      .option('--base-url <url>', 'endpoint base URL (a local server, a proxy, another endpoint of the provider)')
+      .option('--session <id>', 'continue this stored session (a unique prefix of its id is enough)')
+      .option('-c, --continue', 'continue the most recent session')
+      .option('--script <file>', 'use a scripted model from a JSON array of script steps (offline demo, no key)')
+      .option('--root <dir>', 'folder the tools work in (default: the current folder)')
+      .option('--yes', 'approve every permission question')
+      .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
+      .option('--system <text|@file>', 'extra system prompt text, or @FILE to read it from a file')
+      .option('--no-project-file', 'do not read AGENTS.md from the tool root into the system prompt')
+      .option('--reasoning-effort <level>', 'reasoning effort of every request (deepseek: off, low, high, max)')
+      .option('--max-output-tokens <n>', 'output token cap of each request', positiveInteger)
+      .option('--idle-timeout <seconds>', 'give up on a silent model stream after this long (default 90)', positiveNumber)
+      .option('--retries <n>', 'retries of a failed model request (default 3)', nonNegativeInteger)
+      .option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect, [] as string[])
+      .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
+      .option('--print', 'write only the final answer to stdout (no transcript)')
+      .option('--verbose', 'off a terminal: a status line on stderr per request and retry'),
+  )
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value]
+}
+
+/** commander argument parser for positive numbers (seconds). */
+export function positiveNumber(value: string): number {
+  const n = Number(value)
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0)) throw new InvalidArgumentError('expected a positive number')
+  return n
 }
 
 /** commander argument parser for positive integers (a bad value is a usage error). */
@@ -61,61 +113,107 @@ export function nonNegativeInteger(value: string): number {
   return n
 }
 
+/** The config flags of `run`/`chat`. */
+export function configFlagsOf(flags: AgentFlags): ConfigFlags {
+  const picked: Record<string, unknown> = {
+    provider: flags.provider,
+    model: flags.model,
+    baseUrl: flags.baseUrl,
+    root: flags.root,
+    maxSteps: flags.maxSteps,
+    store: flags.store,
+    idleTimeout: flags.idleTimeout,
+    retries: flags.retries,
+    reasoningEffort: flags.reasoningEffort,
+    maxOutputTokens: flags.maxOutputTokens,
+    header: flags.header,
+    system: flags.system,
+    projectFile: flags.projectFile,
+  }
+  return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined)) as ConfigFlags
+}
+
 /**
  * Resolves config, route, root and key before any session exists: a missing key or bad option fails here,
  * leaving nothing behind.
  */
 export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): Promise<PreparedRun> {
-  const config = resolveConfig(
-    {
-      ...(flags.provider !== undefined ? { provider: flags.provider } : {}),
-      ...(flags.model !== undefined ? { model: flags.model } : {}),
-      ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
-      ...(flags.root !== undefined ? { root: flags.root } : {}),
-      ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
-    },
-    env,
-  )
+  const config = resolveConfig(configFlagsOf(flags), env)
   if (flags.script !== undefined && flags.provider !== undefined) throw new CliError('--script replaces the model: it cannot be combined with --provider', EXIT.usage)
-  let previous: { provider: string; model: string } | undefined
-  let storedRoot: string | undefined
-  if (flags.session !== undefined) {
-    const stored = await readStored(config, flags.session)
-    previous = foldRequestHeader(stored.events)?.config
-    storedRoot = stored.header.cwd
+  if (flags.session !== undefined && flags.continue === true) throw new CliError('--session and --continue both pick a session: pass one of them', EXIT.usage)
+  if (flags.json === true && flags.print === true) throw new CliError('--json and --print both choose what stdout carries: pass one of them', EXIT.usage)
+  const store = await cliStore(config)
+  try {
+    let resume: string | undefined
+    let previous: StoredRoute | undefined
+    let storedRoot: string | undefined
+    const repairs: string[] = []
+    if (flags.session !== undefined || flags.continue === true) {
+      resume = flags.continue === true ? await mostRecentSession(store) : await resolveSessionRef(store, flags.session as string)
+      refuseLiveSession(storeSpecOf(config), resume, 'continuing it')
+      const stored = await store.read(resume)
+      previous = storedRoute(stored.events)
+      storedRoot = stored.header.cwd
+      if (stored.tailRepair !== undefined) {
+        repairs.push(`repaired session ${resume}: cut off an incomplete write at its end (line ${stored.tailRepair.line}, ${stored.tailRepair.bytes} bytes: ${stored.tailRepair.reason})`)
+      }
+      const closers = closerEvents(stored.events)
+      const closedTurn = closers.find((e) => e.type === 'turn/end')
+      if (closedTurn !== undefined) {
+        const unknown = closers.filter((e) => e.type === 'tool/result').length
+        repairs.push(
+          `repaired session ${resume}: turn ${String((closedTurn.data as { turn: number }).turn)} was interrupted (the process stopped mid-turn); closed it as 'interrupted'${unknown > 0 ? ` and answered ${unknown} tool call${unknown === 1 ? '' : 's'} whose outcome is unknown` : ''}`,
+        )
+      }
+    }
+    const route = flags.script !== undefined ? scriptedRoute(flags.script, flags.model) : realRoute(config, flags, previous, env, resume)
+    let root = flags.root !== undefined || config.sources.root !== 'default' ? config.root : (storedRoot ?? config.root)
+    let scratchRoot = false
+    if (route.scriptFile !== undefined && resume === undefined && flags.root === undefined && config.sources.root === 'default') {
+      // A demo must not write into wherever the user happens to stand.
+      root = mkdtempSync(join(tmpdir(), 'ledgerloop-demo-'))
+      scratchRoot = true
+    }
+    const instructions = projectInstructions(config.system, root, config.projectFile)
+    const baseURL = route.baseURL
+    return { config, route, root, scratchRoot, store, instructions, repairs, ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
+  } catch (error) {
+    await store.close()
+    throw error
   }
-  const route = flags.script !== undefined ? scriptedRoute(flags.script, flags.model) : realRoute(config, flags, previous, env)
-  let root = flags.root !== undefined || config.sources.root !== 'default' ? config.root : (storedRoot ?? config.root)
-  let scratchRoot = false
-  if (route.scriptFile !== undefined && flags.session === undefined && flags.root === undefined && config.sources.root === 'default') {
-    // A demo must not write into wherever the user happens to stand.
-    root = mkdtempSync(join(tmpdir(), 'ledgerloop-demo-'))
-    scratchRoot = true
-  }
-  return { config, route, root, scratchRoot, ...(flags.session !== undefined ? { resume: flags.session } : {}) }
 }
 
-function realRoute(config: EffectiveConfig, flags: AgentFlags, previous: { provider: string; model: string } | undefined, env: NodeJS.ProcessEnv): ModelRoute {
+/** The route a session last ran with: provider and model from its request header, base URL from `cli/route`. */
+interface StoredRoute {
+  readonly provider: string
+  readonly model: string
+  readonly baseURL?: string
+}
+
+/** Event type the CLI logs (ignorable) to remember a session's endpoint, which the request header does not hold. */
+export const CLI_ROUTE_EVENT = 'cli/route'
+
+function storedRoute(events: readonly SessionEvent[]): StoredRoute | undefined {
+  const config = foldRequestHeader(events)?.config
+  let baseURL: string | undefined
+  for (const event of events) {
+    if (event.type === CLI_ROUTE_EVENT) baseURL = (event.data as { baseURL?: string }).baseURL
+  }
+  if (config === undefined) return undefined
+  return { provider: config.provider, model: config.model, ...(baseURL !== undefined ? { baseURL } : {}) }
+}
+
+function realRoute(config: EffectiveConfig, flags: AgentFlags, previous: StoredRoute | undefined, env: NodeJS.ProcessEnv, resume: string | undefined): ModelRoute {
   const provider = flags.provider ?? previous?.provider ?? config.provider
   if (provider === SCRIPTED_PROVIDER) {
-    throw new CliError(`session '${String(flags.session)}' was run with a scripted model; pass --script FILE to continue it`, EXIT.usage)
+    throw new CliError(`session '${String(resume)}' was run with a scripted model; pass --script FILE to continue it`, EXIT.usage)
   }
   const spec = providerSpec(config, provider)
   requireApiKey(provider, spec, env)
   const model = flags.model ?? (previous?.provider === provider ? previous.model : provider === config.provider ? config.model : spec.defaultModel)
   if (model === undefined) throw new CliError(`no model for provider '${provider}': pass --model NAME (or set "model" in ${config.configFile})`, EXIT.usage)
-  const baseURL = flags.baseUrl ?? (provider === config.provider ? config.baseURL : undefined)
-  return { provider, model, adapter: providerAdapter(provider, spec, baseURL, env) }
-}
-
-async function readStored(config: EffectiveConfig, id: string) {
-  const store = cliStore(config)
-  try {
-    return await store.read(id)
-  } catch (error) {
-    if (error instanceof HarnessError && (error.code === 'SESSION_NOT_FOUND' || error.code === 'INVALID_SESSION_ID')) throw new CliError(error.message, EXIT.usage)
-    throw error
-  } finally {
-    await store.close()
-  }
+  const flagOrEnvBase = config.sources.baseURL === 'flag' || config.sources.baseURL === 'env' ? config.baseURL : undefined
+  const baseURL = flagOrEnvBase ?? (previous?.provider === provider ? previous.baseURL : undefined) ?? (provider === config.provider ? config.baseURL : undefined)
+  const adapter = providerAdapter(provider, spec, baseURL, env, { idleTimeoutMs: config.idleTimeoutMs, headers: config.headers })
+  return { provider, model, adapter, ...(baseURL !== undefined ? { baseURL } : {}) }
 }

@@ -1,15 +1,18 @@
+import type { Command } from 'commander'
 import { createInterface, type Interface } from 'node:readline'
 import type { Agent } from '../../agent/agent.js'
 import { EXIT } from '../cli-error.js'
 import { loadHistory, saveHistory } from '../chat-history.js'
-import { createCliHarness } from '../cli-harness.js'
+import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
 import { LineInput } from '../line-input.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
+import { watchOutsideStops } from '../run-signals.js'
 import { styleFor } from '../style.js'
+import { lastTurnReason } from '../turn-outcome.js'
 import { listSessions, sessionsTable } from './sessions.js'
-import { announce, openAgent } from './run.js'
-import { prepareRun, type AgentFlags } from './agent-options.js'
+import { announce, openAgent, outputMode, removeScratch, reportTurnEnd } from './run.js'
+import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 
 const HELP = [
   'Type a message and press Enter. End a line with \\ to continue it, or wrap several lines in """ … """.',
@@ -48,19 +51,32 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     agent?.cancel({ kind: 'user' })
     return true
   })
+  // A permission answer is not a message: it stays out of the recalled (and saved) history.
+  const readAnswer = async (signal: AbortSignal): Promise<string | undefined> => {
+    const line = await input.next(signal)
+    const history = (rl as unknown as { history?: string[] }).history
+    if (terminal && line !== undefined && history !== undefined && history[0] === line) history.shift()
+    return line
+  }
   const ask =
     flags.yes === true
-      ? async () => 'yes' as const
-      : promptingApprover(ui, (signal) => input.next(signal), { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume(), echo: !terminal })
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ask })
+      ? async () => ({ answer: 'yes' as const, by: 'flag' as const })
+      : promptingApprover(ui, readAnswer, { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume(), echo: !terminal })
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, store: prepared.store, instructions: prepared.instructions.text, ask })
   let model = prepared.route.model
   harness.hooks.on('agent/request', async (_payload, next) => {
     const config = await next()
     return config.model === model ? config : { ...config, model }
   })
-  output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, json)
+  const pricing = cliPricing(prepared.config)
+  output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, {
+    mode: outputMode(flags),
+    verbose: flags.verbose === true,
+    maxAttempts: prepared.config.retry.maxAttempts,
+    turnCost: (events) => costFigure(events, pricing),
+  })
   const notice = (text: string): void => {
-    if (json) process.stderr.write(`${text}\n`)
+    if (json || flags.print === true) process.stderr.write(`${text}\n`)
     else output?.notice(text)
   }
 
@@ -88,8 +104,15 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
   }
   rl.on('SIGINT', onInterrupt)
   process.on('SIGINT', onInterrupt)
+  // SIGTERM and a closed stdout cancel the running turn and end the chat, like a second Ctrl-C but with the turn
+  // closed and the log flushed first.
+  const stops = watchOutsideStops((cause) => {
+    agent?.cancel(cause)
+    quitting?.()
+  })
 
   try {
+    for (const repair of prepared.repairs) process.stderr.write(`ledgerloop: ${repair}\n`)
     if (prepared.resume !== undefined) {
       agent = await openAgent(harness, prepared)
       announce(output, style, prepared, agent.id)
@@ -99,7 +122,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     notice(style.dim(`ledgerloop chat · ${prepared.route.provider} · ${model} · tools in ${prepared.root} · /help for commands`))
     for (;;) {
       const text = await Promise.race([readMessage(input, rl, terminal), quit.then(() => undefined)])
-      if (text === undefined || exitCode === EXIT.interrupted) break
+      if (text === undefined || exitCode === EXIT.interrupted || stops.stopped !== undefined) break
       interrupts = 0
       const trimmed = text.trim()
       if (trimmed === '') continue
@@ -109,7 +132,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
         if (command === '/exit' || command === '/quit') break
         else if (command === '/help') notice(HELP)
         else if (command === '/cancel') notice('nothing is running')
-        else if (command === '/sessions') notice(sessionsTable(await listSessions(), style.dim).trimEnd())
+        else if (command === '/sessions') notice(sessionsTable(await listSessions(prepared.store, pricing), style.dim).trimEnd())
         else if (command === '/model') {
           if (arg !== '') model = arg
           notice(`model: ${model}${arg !== '' ? ' (from the next request on)' : ''}`)
@@ -137,20 +160,26 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
       try {
         agent.followup(text)
         await Promise.race([agent.whenIdle(), quit])
+        if (stops.stopped !== undefined) await agent.whenIdle()
       } finally {
         clearInterval(keepAlive)
         running = false
       }
-      if (exitCode === EXIT.interrupted) break
+      if (exitCode === EXIT.interrupted || stops.stopped !== undefined) break
+      const reason = lastTurnReason(agent.session.events)
+      if (reason !== undefined) reportTurnEnd(reason, prepared)
     }
   } finally {
     process.off('SIGINT', onInterrupt)
+    stops.dispose()
+    if (terminal) saveHistory(home, (rl as unknown as { history?: string[] }).history ?? [])
     rl.close()
     output.dispose()
     await harness.close()
   }
-  if (agent !== undefined && !json) process.stdout.write(style.dim(`session ${agent.id} · ledgerloop inspect ${agent.id}\n`))
-  return exitCode
+  if (prepared.scratchRoot) removeScratch(prepared.root)
+  if (agent !== undefined && !json && flags.print !== true && stops.stopped === undefined) process.stdout.write(style.dim(`session ${agent.id} · ledgerloop inspect ${agent.id}\n`))
+  return stops.exitCode ?? exitCode
 }
 
 /** One message: a line, lines joined by a trailing `\`, or a `"""` block. Undefined at end of input. */
@@ -183,4 +212,13 @@ async function readMessage(input: LineInput, rl: Interface, terminal: boolean): 
   }
   lines.push(line)
   return lines.join('\n')
+}
+
+/** Registers `chat`. */
+export function registerChat(program: Command, exit: { code: number }): void {
+  addAgentOptions(program.command('chat').description('an interactive conversation (type /help inside)'))
+    .addHelpText('after', '\nExamples:\n  ledgerloop chat\n  ledgerloop chat -c                 continue the most recent session\n  ledgerloop chat --session 56af     continue a session by id prefix')
+    .action(async (flags: AgentFlags) => {
+      exit.code = await chatCommand(flags)
+    })
 }

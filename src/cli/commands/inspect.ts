@@ -1,12 +1,17 @@
+import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
-import { cliStore } from '../cli-harness.js'
-import { resolveConfig } from '../config.js'
+import { formatCost, sessionCost, type SessionCost } from '../../views/cost.js'
+import { cliPricing } from '../cli-harness.js'
+import { openForReading } from '../read-only-store.js'
+import { addStoreOption } from './agent-options.js'
 import { buildSessionTree, type SessionTree } from '../session-tree.js'
 import { styleFor, type Style } from '../style.js'
 import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../turn-outcome.js'
 
 /** Renders the tree for people. */
-export function formatSessionTree(tree: SessionTree, style: Style): string {
+export function formatSessionTree(tree: SessionTree, style: Style, cost?: SessionCost): string {
+  const turnCost = new Map((cost?.turns ?? []).map((t) => [t.turn, t.cost]))
+  const money = (amount: number | undefined): string => (amount !== undefined && cost?.currency !== undefined ? ` · ${formatCost(amount, cost.currency)}` : '')
   const out: string[] = []
   const seqs = (a: number, b: number | undefined): string => style.dim(`[seq ${a}${b !== undefined && b !== a ? `–${b}` : ''}]`)
   out.push(
@@ -16,7 +21,7 @@ export function formatSessionTree(tree: SessionTree, style: Style): string {
   for (const turn of tree.turns) {
     const reason = turn.reason === undefined ? style.yellow('open') : turn.reason.kind === 'completed' ? style.green('completed') : style.red(describeReason(turn.reason))
     const time = turn.durationMs !== undefined ? ` · ${formatDuration(turn.durationMs)}` : ''
-    out.push(`turn ${turn.turn} · ${reason} · ${turn.steps.length} step${turn.steps.length === 1 ? '' : 's'}${time} · tokens ${formatUsage(turn.usage)} ${seqs(turn.startSeq, turn.endSeq)}`)
+    out.push(`turn ${turn.turn} · ${reason} · ${turn.steps.length} step${turn.steps.length === 1 ? '' : 's'}${time} · tokens ${formatUsage(turn.usage)}${money(turnCost.get(turn.turn))} ${seqs(turn.startSeq, turn.endSeq)}`)
     for (const step of turn.steps) {
       out.push(`  step ${step.step}${step.durationMs !== undefined ? ` · ${formatDuration(step.durationMs)}` : ' · open'} ${seqs(step.startSeq, step.endSeq)}`)
       const rows = [
@@ -24,7 +29,7 @@ export function formatSessionTree(tree: SessionTree, style: Style): string {
           const usage = emptyUsage()
           addUsage(usage, r.usage)
           const finish = r.failure !== undefined ? style.red(`${String(r.finish)} ${r.failure}`) : (r.finish ?? style.yellow('no finish (cancelled)'))
-          return { seq: r.firstSeq, text: `    request ${String(r.provider)}/${String(r.model)} · ${formatDuration(r.durationMs)} · ${finish}${r.usage !== undefined ? ` · ${formatUsage(usage)}` : ''} ${seqs(r.firstSeq, r.lastSeq)}` }
+          return { seq: r.firstSeq, text: `    ${r.retryWaitMs !== undefined ? style.dim(`(waited ${formatDuration(r.retryWaitMs)} to retry) `) : ''}request ${String(r.provider)}/${String(r.model)} · ${formatDuration(r.durationMs)} · ${finish}${r.usage !== undefined ? ` · ${formatUsage(usage)}` : ''} ${seqs(r.firstSeq, r.lastSeq)}` }
         }),
         ...step.tools.map((t) => {
           const outcome = t.resultSeq === undefined ? style.yellow('no result') : t.isError === true ? style.red(`failed ${t.code ?? ''}`.trim()) : style.green('ok')
@@ -38,18 +43,39 @@ export function formatSessionTree(tree: SessionTree, style: Style): string {
       for (const row of rows) out.push(row.text)
     }
   }
+  if (cost?.currency !== undefined) {
+    out.push(
+      `cost ${formatCost(cost.total, cost.currency)} (prices as of ${String(cost.asOf)}${cost.requests.some((r) => r.offPeak) ? '; off-peak prices where they applied' : ''}${cost.unpriced > 0 ? `; ${cost.unpriced} response${cost.unpriced === 1 ? '' : 's'} without a price` : ''})`,
+    )
+  }
   return `${out.join('\n')}\n`
 }
 
-/** `ledgerloop inspect ID [--json]`. */
-export async function inspectCommand(id: string, flags: { json?: boolean }): Promise<number> {
-  const store = cliStore(resolveConfig())
+/** `ledgerloop inspect ID [--json]`: the tree, with per-turn and total cost where prices are known. */
+export async function inspectCommand(ref: string, flags: { json?: boolean; store?: string }): Promise<number> {
+  const { config, store, id } = await openForReading(flags.store, ref)
   try {
     const stored = await store.read(id)
     const tree = buildSessionTree(stored.header, stored.events)
-    process.stdout.write(flags.json === true ? `${JSON.stringify(tree, null, 2)}\n` : formatSessionTree(tree, styleFor(process.stdout)))
+    const cost = sessionCost(stored.events, cliPricing(config))
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}) }, null, 2)}\n`)
+    } else {
+      const style = styleFor(process.stdout)
+      process.stdout.write(formatSessionTree(tree, style, cost))
+    }
     return EXIT.ok
   } finally {
     await store.close()
   }
+}
+
+/** Registers `inspect`. */
+export function registerInspect(program: Command, exit: { code: number }): void {
+  addStoreOption(program.command('inspect').description('turn → step → request/tool tree of a session, with timings, usage, cost and reasons'))
+    .argument('<id>', 'session id (a unique prefix is enough)')
+    .option('--json', 'the tree (and cost) as JSON')
+    .action(async (id: string, flags: { json?: boolean; store?: string }) => {
+      exit.code = await inspectCommand(id, flags)
+    })
 }

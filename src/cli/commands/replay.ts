@@ -1,6 +1,8 @@
+import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
-import { cliStore } from '../cli-harness.js'
-import { resolveConfig, type EffectiveConfig } from '../config.js'
+import type { EffectiveConfig } from '../config.js'
+import { openForReading } from '../read-only-store.js'
+import { addStoreOption } from './agent-options.js'
 import { providerAdapter } from '../providers.js'
 import { replaySession, type ModelFacts } from '../replay-session.js'
 import { styleFor } from '../style.js'
@@ -19,10 +21,9 @@ function modelFactsFrom(config: EffectiveConfig): ModelFacts {
   }
 }
 
-/** `ledgerloop replay ID`: exit 0 when every rebuilt request matches the original, else 1 listing differences. */
-export async function replayCommand(id: string): Promise<number> {
-  const config = resolveConfig()
-  const store = cliStore(config)
+/** `ledgerloop replay ID [--json]`: exit 0 when every rebuilt request matches the original, else 1 listing differences. */
+export async function replayCommand(ref: string, flags: { json?: boolean; store?: string } = {}): Promise<number> {
+  const { config, store, id } = await openForReading(flags.store, ref)
   let events
   try {
     events = (await store.read(id)).events
@@ -30,6 +31,10 @@ export async function replayCommand(id: string): Promise<number> {
     await store.close()
   }
   const report = await replaySession(events, modelFactsFrom(config))
+  if (flags.json === true) {
+    process.stdout.write(`${JSON.stringify({ id, ok: report.problems.length === 0, compared: report.compared, problems: report.problems }, null, 2)}\n`)
+    return report.problems.length === 0 ? EXIT.ok : EXIT.failed
+  }
   const style = styleFor(process.stdout)
   if (report.problems.length === 0) {
     process.stdout.write(`${style.green('ok')} ${id}: replayed ${report.compared} request${report.compared === 1 ? '' : 's'}; each matches the original\n`)
@@ -38,4 +43,14 @@ export async function replayCommand(id: string): Promise<number> {
   process.stdout.write(`${style.red(`${report.problems.length} difference${report.problems.length === 1 ? '' : 's'}`)} replaying ${id} (${report.compared} requests compared):\n`)
   for (const problem of report.problems) process.stdout.write(`  ${problem}\n`)
   return EXIT.failed
+}
+
+/** Registers `replay`. */
+export function registerReplay(program: Command, exit: { code: number }): void {
+  addStoreOption(program.command('replay').description('re-run the recorded model outputs through a fresh loop and compare every request'))
+    .argument('<id>', 'session id (a unique prefix is enough)')
+    .option('--json', '{id, ok, compared, problems}')
+    .action(async (id: string, flags: { json?: boolean; store?: string }) => {
+      exit.code = await replayCommand(id, flags)
+    })
 }

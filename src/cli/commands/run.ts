@@ -1,69 +1,124 @@
+import type { Command } from 'commander'
+import { rmSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Agent } from '../../agent/agent.js'
 import type { Harness } from '../../agent/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { createCliHarness } from '../cli-harness.js'
+import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
 import { promptingApprover } from '../permission-prompt.js'
+import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
-import { exitCodeFor } from '../turn-outcome.js'
-import { prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
+import { describeReason, exitCodeFor, failureHint } from '../turn-outcome.js'
+import { addAgentOptions, CLI_ROUTE_EVENT, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
+
+/** Reads the whole of stdin (a piped prompt: `echo "…" | ledgerloop run`, `ledgerloop run -`). */
+async function readStdin(): Promise<string> {
+  const parts: Buffer[] = []
+  for await (const part of process.stdin) parts.push(part as Buffer)
+  return Buffer.concat(parts).toString('utf8')
+}
+
+/** The prompt: the arguments, or stdin for `-` (or no arguments with input piped in). */
+export async function promptOf(words: readonly string[]): Promise<string> {
+  if ((words.length === 1 && words[0] === '-') || (words.length === 0 && process.stdin.isTTY !== true)) return readStdin()
+  if (words.length === 0) throw new CliError('no prompt: ledgerloop run "what to do" (or pipe it in: echo "…" | ledgerloop run)', EXIT.usage)
+  return words.join(' ')
+}
+
+/** How stdout is used by `run`/`chat`. */
+export function outputMode(flags: AgentFlags): 'transcript' | 'json' | 'print' {
+  return flags.json === true ? 'json' : flags.print === true ? 'print' : 'transcript'
+}
 
 /**
  * `ledgerloop run PROMPT`: one turn, then exit with the turn's outcome (0 completed / max-tokens, 1 error,
- * blocked or a budget, 130 Ctrl-C).
+ * blocked or a budget, 130 Ctrl-C, 143 SIGTERM, 141 stdout closed).
  */
-export async function runCommand(prompt: string, flags: AgentFlags): Promise<number> {
+export async function runCommand(words: readonly string[], flags: AgentFlags): Promise<number> {
+  const prompt = await promptOf(words)
   if (prompt.trim() === '') throw new CliError('the prompt is empty', EXIT.usage)
   const prepared = await prepareRun(flags)
   const style = styleFor(process.stdout)
-  const json = flags.json === true
+  const mode = outputMode(flags)
   // Only a person at a terminal can be asked; anywhere else an ask is denied unless --yes answered it already.
-  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !json
+  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && mode === 'transcript'
   let output: SessionOutput | undefined
   const ask =
     flags.yes === true
-      ? async () => 'yes' as const
+      ? async () => ({ answer: 'yes' as const, by: 'flag' as const })
       : interactive
         ? promptingApprover(process.stdout, readTtyLine, { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume() })
         : prepared.scratchRoot
           ? // A scripted demo in a throwaway scratch folder: file tools cannot reach anything else, so their asks
             // are approved; the shell is not confined to the folder, so it stays denied.
-            async (question: { tool: string }) => (question.tool === 'bash' ? ('no' as const) : ('yes' as const))
+            async (question: { tool: string }) => ({ answer: question.tool === 'bash' ? ('no' as const) : ('yes' as const), by: 'auto' as const })
           : undefined
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ...(ask !== undefined ? { ask } : {}) })
+  const harness = createCliHarness({
+    config: prepared.config,
+    route: prepared.route,
+    root: prepared.root,
+    store: prepared.store,
+    instructions: prepared.instructions.text,
+    ...(ask !== undefined ? { ask } : {}),
+  })
   let agent: Agent | undefined
-  output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, json)
+  const pricing = cliPricing(prepared.config)
+  output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, {
+    mode,
+    verbose: flags.verbose === true,
+    maxAttempts: prepared.config.retry.maxAttempts,
+    turnCost: (events) => costFigure(events, pricing),
+  })
   try {
+    for (const repair of prepared.repairs) process.stderr.write(`ledgerloop: ${repair}\n`)
     agent = await openAgent(harness, prepared)
     announce(output, style, prepared, agent.id)
-    return await runTurn(agent, prompt, output)
+    return await runTurn(agent, prompt, output, prepared)
   } finally {
     output.dispose()
     await harness.close()
+    if (prepared.scratchRoot) removeScratch(prepared.root)
   }
 }
 
-/** Creates the session, or resumes `--session`. */
-export async function openAgent(harness: Harness, prepared: PreparedRun): Promise<Agent> {
-  const { route, root } = prepared
-  if (prepared.resume !== undefined) return harness.resumeAgent(prepared.resume, { provider: route.provider, model: route.model, cwd: root })
-  return harness.createAgent({ provider: route.provider, model: route.model, cwd: root })
+/** Removes a scripted demo's scratch folder once the run is over (what it wrote is in the log). */
+export function removeScratch(root: string): void {
+  rmSync(root, { recursive: true, force: true })
 }
 
-/** The opening lines: which model (and that it is scripted), where tools work, which session. */
+/** Creates the session, or resumes `--session`; a new session (or a changed endpoint) logs its base URL. */
+export async function openAgent(harness: Harness, prepared: PreparedRun): Promise<Agent> {
+  const { route, root } = prepared
+  const agent =
+    prepared.resume !== undefined
+      ? await harness.resumeAgent(prepared.resume, { provider: route.provider, model: route.model, cwd: root })
+      : await harness.createAgent({ provider: route.provider, model: route.model, cwd: root })
+  if (prepared.baseURL !== undefined) {
+    let last: string | undefined
+    for (const event of agent.session.events) if (event.type === CLI_ROUTE_EVENT) last = (event.data as { baseURL?: string }).baseURL
+    // Ignorable: the request header holds provider and model, but not the endpoint a resume should go back to.
+    if (last !== prepared.baseURL) agent.session.append(CLI_ROUTE_EVENT, { provider: route.provider, baseURL: prepared.baseURL }, { ignorable: true })
+  }
+  return agent
+}
+
+/** The opening lines: which model (and that it is scripted), where tools work, which session, which instructions. */
 export function announce(output: SessionOutput, style: Style, prepared: PreparedRun, sessionId: string): void {
   const { route } = prepared
   if (route.scriptFile !== undefined) {
     output.notice(style.yellow(`[scripted] model replies come from ${route.scriptFile} — an offline demo, no real model is called`))
   } else {
-    output.notice(style.dim(`${route.provider} · ${route.model}`))
+    output.notice(style.dim(`${route.provider} · ${route.model}${prepared.baseURL !== undefined ? ` · ${prepared.baseURL}` : ''}`))
   }
-  output.notice(style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId} · tools in ${prepared.root}${prepared.scratchRoot ? ' (scratch folder)' : ''}`))
+  output.notice(
+    style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId} · tools in ${prepared.root}${prepared.scratchRoot ? ' (scratch folder, removed at exit; --root DIR keeps the files)' : ''}`),
+  )
+  for (const source of prepared.instructions.sources) output.notice(style.dim(`instructions: ${source}`))
 }
 
-async function runTurn(agent: Agent, prompt: string, output: SessionOutput): Promise<number> {
+async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prepared: PreparedRun): Promise<number> {
   const firstNewSeq = agent.session.length
   let interrupts = 0
   const onSigint = (): void => {
@@ -72,6 +127,7 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput): Pro
     agent.cancel({ kind: 'user' })
   }
   process.on('SIGINT', onSigint)
+  const stops = watchOutsideStops((cause) => agent.cancel(cause))
   // A scripted step that hangs holds no socket or timer; without this the process would exit mid-turn.
   const keepAlive = setInterval(() => {}, 60_000)
   try {
@@ -80,29 +136,43 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput): Pro
   } finally {
     clearInterval(keepAlive)
     process.off('SIGINT', onSigint)
+    stops.dispose()
   }
   const ended = agent.session.events.slice(firstNewSeq).filter((e: SessionEvent) => e.type === 'turn/end')
   const reason = (ended[ended.length - 1]?.data as { reason?: TurnEndReason } | undefined)?.reason
   if (reason === undefined) {
     output.notice('no turn ran')
-    return EXIT.failed
+    return exitCodeAfter(stops, EXIT.failed)
   }
-  if (reason.kind === 'max-tokens') process.stderr.write('warning: the reply hit the output token limit and was cut off (raise maxTokens or ask for less)\n')
-  if (reason.kind !== 'completed' && reason.kind !== 'max-tokens' && !(reason.kind === 'aborted' && reason.reason.kind === 'user')) {
-    // The transcript footer already says it; stderr carries it for scripts that only watch the exit status.
-    if (output.renderer === undefined) process.stderr.write(`turn ended: ${JSON.stringify(reason)}\n`)
-  }
-  return exitCodeFor(reason)
+  if (stops.stopped === undefined) reportTurnEnd(reason, prepared)
+  return exitCodeAfter(stops, exitCodeFor(reason))
+}
+
+/**
+ * The final word on a turn that did not complete goes to stderr (the footer on stdout says it too), with what to
+ * do about it where we can tell.
+ */
+export function reportTurnEnd(reason: TurnEndReason, prepared: Pick<PreparedRun, 'baseURL' | 'config'>): void {
+  if (reason.kind === 'max-tokens') process.stderr.write('warning: the reply hit the output token limit and was cut off (raise --max-output-tokens or ask for less)\n')
+  if (reason.kind === 'completed' || reason.kind === 'max-tokens' || (reason.kind === 'aborted' && reason.reason.kind === 'user')) return
+  process.stderr.write(`ledgerloop: turn ended ${describeReason(reason)}\n`)
+  const hint = failureHint(reason, prepared)
+  if (hint !== undefined) process.stderr.write(`  hint: ${hint}\n`)
 }
 
 // One line from the terminal for a permission question; a cancelled turn withdraws the question.
 function readTtyLine(signal: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true })
+    let settled = false
     const done = (line: string | undefined): void => {
+      // rl.close() emits 'close' synchronously: without this guard that re-entry answered `undefined` (a denial)
+      // before the typed line could resolve.
+      if (settled) return
+      settled = true
       signal.removeEventListener('abort', onAbort)
-      rl.close()
       resolve(line)
+      rl.close()
     }
     const onAbort = (): void => done(undefined)
     signal.addEventListener('abort', onAbort, { once: true })
@@ -115,3 +185,20 @@ function readTtyLine(signal: AbortSignal): Promise<string | undefined> {
     })
   })
 }
+
+/** Registers `run`. */
+export function registerRun(program: Command, exit: { code: number }): void {
+  addAgentOptions(program.command('run').description('run one turn for PROMPT and exit with its outcome').argument('[prompt...]', 'what to ask; - (or nothing, with input piped in) reads it from stdin'))
+    .addHelpText('after', RUN_EXAMPLES)
+    .action(async (prompt: string[], flags: AgentFlags) => {
+      exit.code = await runCommand(prompt, flags)
+    })
+}
+
+const RUN_EXAMPLES = `
+Examples:
+  ledgerloop run "why does npm test fail?"
+  ledgerloop run -c "now fix it"                       continue the most recent session
+  git diff | ledgerloop run --print "review this diff"  prompt from stdin, only the answer on stdout
+  ledgerloop run --yes --root ./sandbox "tidy the notes"
+  ledgerloop run --script examples/scripts/demo.json "Take notes"   offline demo, no key`

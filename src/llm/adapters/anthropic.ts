@@ -26,6 +26,8 @@ export interface AnthropicAdapterOptions {
   readonly models?: Readonly<Record<string, ModelInfo>>
   /** Idle-stream watchdog in ms (default 300000). */
   readonly idleTimeoutMs?: number
+  /** Extra request headers (a proxy's, a gateway's); the key and version headers win over them. */
+  readonly headers?: Readonly<Record<string, string>>
   /** `fetch` implementation (tests); the global one by default. */
   readonly fetch?: typeof fetch
 }
@@ -89,7 +91,7 @@ async function* streamMessages(
     {
       provider: 'anthropic',
       url: joinUrl(baseURL, 'v1/messages'),
-      headers: { 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION },
+      headers: { ...options.headers, 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION },
       body: JSON.stringify(body),
       secrets: [key],
       ...(request.signal !== undefined ? { signal: request.signal } : {}),

@@ -1,10 +1,38 @@
 import type { JsonValue } from '../../json/lossless.js'
-import type { GenerateOptions, LlmAdapter, ModelInfo } from '../types.js'
+import type { GenerateOptions, LlmAdapter, ModelInfo, ModelPricing } from '../types.js'
 import type { ReasoningParams } from './chat-completions-request.js'
 import { createChatCompletionsAdapter } from './chat-completions.js'
 
 /** DeepSeek's documented OpenAI-format endpoint. */
 export const DEEPSEEK_BASE_URL = 'https://api.deepseek.com'
+
+/**
+ * DeepSeek's off-peak rule: half price outside 01:00–04:00 and 06:00–10:00 UTC, and all day on Saturday and
+ * Sunday (UTC), per the "Models & Pricing" page.
+ */
+const DEEPSEEK_OFF_PEAK = Object.freeze({ share: 0.5, peakHoursUtc: Object.freeze(['01:00-04:00', '06:00-10:00']), peakWeekdaysUtc: Object.freeze([1, 2, 3, 4, 5]) })
+
+/**
+ * Prices in USD per million tokens at peak hours, from DeepSeek's "Models & Pricing" page as checked on the
+ * `asOf` date. Cache hits are priced on their own; `cacheWriteTokens` do not occur on DeepSeek.
+ */
+const DEEPSEEK_FLASH_PRICING: ModelPricing = Object.freeze({
+  currency: 'USD',
+  inputPerMTok: 0.3,
+  cachedInputPerMTok: 0.006,
+  outputPerMTok: 1.2,
+  asOf: '2026-11-15',
+  offPeak: DEEPSEEK_OFF_PEAK,
+})
+
+const DEEPSEEK_PRO_PRICING: ModelPricing = Object.freeze({
+  currency: 'USD',
+  inputPerMTok: 1.32,
+  cachedInputPerMTok: 0.044,
+  outputPerMTok: 3.96,
+  asOf: '2026-11-15',
+  offPeak: DEEPSEEK_OFF_PEAK,
+})
 
 /**
  * DeepSeek models we know facts about (from DeepSeek's "Models & Pricing" and "Thinking Mode" pages). Both have a
@@ -18,7 +46,7 @@ export const DEEPSEEK_BASE_URL = 'https://api.deepseek.com'
  * `defaultMaxTokens` is ledgerloop's choice (a bounded default output cap), not a provider default; pass
  * `maxTokens` up to 384,000 for longer replies. `deepseek-v4-pro` is offered no `low`, because V4 serves `low` as
  * `high`. Retired names (`deepseek-chat`, `deepseek-reasoner`, `deepseek-v4-flash`) and any other model name
- * pass through unchanged with no defaults.
+ * pass through unchanged with no defaults. `pricing` holds the published prices (peak, with the off-peak share).
  */
 export const DEEPSEEK_MODELS: Readonly<Record<string, ModelInfo>> = Object.freeze({
   'deepseek-flash': Object.freeze({
@@ -27,6 +55,7 @@ export const DEEPSEEK_MODELS: Readonly<Record<string, ModelInfo>> = Object.freez
     defaultMaxTokens: 65_536,
     reasoningEfforts: Object.freeze(['off', 'low', 'high', 'max']),
     defaultReasoningEffort: 'high',
+    pricing: DEEPSEEK_FLASH_PRICING,
   }),
   'deepseek-v4-pro': Object.freeze({
     contextWindow: 1_000_000,
@@ -34,6 +63,7 @@ export const DEEPSEEK_MODELS: Readonly<Record<string, ModelInfo>> = Object.freez
     defaultMaxTokens: 65_536,
     reasoningEfforts: Object.freeze(['off', 'high', 'max']),
     defaultReasoningEffort: 'high',
+    pricing: DEEPSEEK_PRO_PRICING,
   }),
 })
 
@@ -47,6 +77,8 @@ export interface DeepseekAdapterOptions {
   readonly models?: Readonly<Record<string, ModelInfo>>
   /** Idle-stream watchdog in ms (default 300000). */
   readonly idleTimeoutMs?: number
+  /** Extra request headers (a proxy's, a gateway's). */
+  readonly headers?: Readonly<Record<string, string>>
   /** `fetch` implementation (tests); the global one by default. */
   readonly fetch?: typeof fetch
 }
@@ -95,6 +127,7 @@ export function deepseekAdapter(options: DeepseekAdapterOptions = {}): LlmAdapte
       reasoningParams: deepseekReasoningParams,
     },
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.headers !== undefined ? { headers: options.headers } : {}),
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   })
 }

@@ -101,6 +101,14 @@ class AttemptControl {
   }
 }
 
+/** An HTML error page shown by its title (or its text), so a proxy's page does not flood the message. */
+function readableBody(text: string): string {
+  if (!/^\s*(<!doctype html|<html)/i.test(text)) return text
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim()
+  const plain = text.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()
+  return `HTML page: ${title !== undefined && title !== '' ? title : plain.slice(0, 120)}`
+}
+
 /** Node's fetch wraps the useful reason (`ECONNREFUSED`, `other side closed`) in `cause`. */
 function describeNetworkError(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
@@ -150,9 +158,31 @@ export async function openEventStream(request: EventStreamRequest): Promise<Even
       }
     }
     control.release()
-    throw new LlmError(
-      failureFromHttpResponse({ provider: request.provider, status: response.status, headers: response.headers, bodyText, secrets: request.secrets }),
-    )
+    const failure = failureFromHttpResponse({ provider: request.provider, status: response.status, headers: response.headers, bodyText: readableBody(bodyText), secrets: request.secrets })
+    // A 404 nearly always means the base URL is wrong (a missing `/v1`, a typo), not that the request was.
+    throw new LlmError(response.status === 404 ? { ...failure, message: `${failure.message} — no endpoint at ${request.url}; check the base URL` } : failure)
+  }
+  const contentType = response.headers.get('content-type') ?? ''
+  if (!/^text\/event-stream\b/i.test(contentType.trim()) && contentType.trim() !== '') {
+    // A server that answers a streaming request with a JSON document or a web page is not a streaming chat
+    // endpoint at this URL (often a base URL without `/v1`): retrying cannot help, so this is not retryable.
+    let bodyText = ''
+    try {
+      bodyText = (await response.text()).slice(0, MAX_ERROR_BODY_CHARS)
+    } catch {
+      bodyText = ''
+    }
+    control.release()
+    const snippet = readableBody(bodyText).trim().slice(0, 200)
+    throw new LlmError({
+      message: redactSecrets(
+        `${request.provider} answered a streaming request to ${request.url} with ${contentType.split(';')[0]} instead of an event stream${snippet !== '' ? ` (${snippet})` : ''}; check the base URL`,
+        request.secrets,
+      ),
+      code: 'NOT_STREAMING',
+      status: response.status,
+      ...(requestId !== undefined ? { requestId } : {}),
+    })
   }
   if (response.body === null) {
     control.release()

@@ -1,0 +1,89 @@
+import { Command } from 'commander'
+import { DEFAULT_PERMISSION_RULES, type PermissionRules } from '../../plugins/permission.js'
+import { builtinTools } from '../../tools/builtin/index.js'
+import { CliError, EXIT } from '../cli-error.js'
+import { resolveConfig } from '../config.js'
+import { styleFor } from '../style.js'
+
+/** One row of `ledgerloop tools --json`. */
+export interface ToolRow {
+  readonly name: string
+  readonly description: string
+  /** What happens to a call: `allow`, `ask` or `deny`. */
+  readonly permission: 'allow' | 'ask' | 'deny'
+  /** The rule that decides it (`default: write_file`, `config: bash: git *`, …). */
+  readonly rule: string
+  /** Rules that decide some calls differently, by their argument (`bash: git *`). */
+  readonly subjectRules: readonly string[]
+}
+
+function wildcardMatches(pattern: string, text: string): boolean {
+  const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*+/g, '.*').replace(/\?/g, '.')
+  return new RegExp(`^${body}$`, 's').test(text)
+}
+
+/**
+ * The permission a tool's calls get, read the way the permission plugin reads rules: the config's rules first
+ * (deny, then ask, then allow), then the defaults; a rule with `: pattern` only decides the calls it matches.
+ */
+export function permissionOf(tool: string, user: PermissionRules, defaults: PermissionRules = DEFAULT_PERMISSION_RULES): Pick<ToolRow, 'permission' | 'rule' | 'subjectRules'> {
+  const subjectRules: string[] = []
+  for (const [origin, rules] of [
+    ['config', user],
+    ['default', defaults],
+  ] as const) {
+    for (const decision of ['deny', 'ask', 'allow'] as const) {
+      for (const rule of rules[decision] ?? []) {
+        const colon = rule.indexOf(':')
+        const toolPart = (colon < 0 ? rule : rule.slice(0, colon)).trim()
+        if (!wildcardMatches(toolPart, tool)) continue
+        if (colon >= 0) {
+          subjectRules.push(`${decision} '${rule}' (${origin})`)
+          continue
+        }
+        return { permission: decision, rule: `${origin}: ${rule}`, subjectRules }
+      }
+    }
+  }
+  return { permission: 'ask', rule: 'no rule matches: ask', subjectRules }
+}
+
+/** `ledgerloop tools [--json] [--root DIR]`: the tools an agent would get, with their permission rule. */
+export async function toolsCommand(flags: { json?: boolean; root?: string; store?: string }): Promise<number> {
+  const config = resolveConfig({ ...(flags.root !== undefined ? { root: flags.root } : {}), ...(flags.store !== undefined ? { store: flags.store } : {}) })
+  let tools
+  try {
+    tools = builtinTools({ root: config.root, shell: config.shell })
+  } catch (error) {
+    throw new CliError(`tool root ${config.root}: ${(error as Error).message}`, EXIT.usage)
+  }
+  const rows: ToolRow[] = tools.map((t) => ({ name: t.name, description: t.description, ...permissionOf(t.name, config.permissions) }))
+  if (flags.json === true) {
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`)
+    return EXIT.ok
+  }
+  const style = styleFor(process.stdout)
+  const width = Math.max(...rows.map((r) => r.name.length))
+  const lines = [`tools in ${config.root}${config.shell ? '' : ' (the shell is off: "shell": false in the config file)'}`]
+  for (const row of rows) {
+    const permission = row.permission === 'allow' ? style.green('allow') : row.permission === 'deny' ? style.red('deny ') : style.yellow('ask  ')
+    lines.push(`  ${style.bold(row.name.padEnd(width))}  ${permission}  ${style.dim(row.rule)}  ${row.description.split(/(?<=\.)\s/)[0] ?? ''}`)
+    for (const rule of row.subjectRules) lines.push(`  ${' '.repeat(width)}         ${style.dim(`also: ${rule}`)}`)
+  }
+  lines.push(style.dim('ask = a question on a terminal; denied in scripts unless --yes. Rules live under "permissions" in the config file.'))
+  process.stdout.write(`${lines.join('\n')}\n`)
+  return EXIT.ok
+}
+
+/** Registers `tools`. */
+export function registerTools(program: Command, exit: { code: number }): void {
+  program
+    .command('tools')
+    .description('list the tools an agent would get, with the permission rule that decides their calls')
+    .option('--json', 'an array of {name, description, permission, rule, subjectRules}')
+    .option('--root <dir>', 'folder the tools work in (default: the current folder)')
+    .option('--store <url|dir>', 'accepted for symmetry with every command (tools do not read sessions)')
+    .action(async (flags: { json?: boolean; root?: string; store?: string }) => {
+      exit.code = await toolsCommand(flags)
+    })
+}

@@ -1,0 +1,118 @@
+import type { ModelInfo, ModelPricing, TokenUsage } from '../llm/types.js'
+import type { RequestHeader, SessionEvent } from '../session/events.js'
+
+/**
+ * Where prices come from: a model table (`DEEPSEEK_MODELS`, or any `Record<model, ModelInfo>`) or a function
+ * of provider and model (for several providers, or prices overridden in a config file).
+ */
+export type PricingCatalogue =
+  | Readonly<Record<string, ModelInfo>>
+  | ((provider: string, model: string) => ModelPricing | undefined)
+
+/** The cost of one priced model response. */
+export interface RequestCost {
+  /** Seq of the `assistant/message` whose usage was priced. */
+  readonly seq: number
+  readonly turn: number
+  readonly provider: string
+  readonly model: string
+  readonly currency: ModelPricing['currency']
+  readonly cost: number
+  /** Whether the off-peak share applied (the response's log time was outside the peak windows). */
+  readonly offPeak: boolean
+}
+
+/** What a session (or a slice of its events) cost, derived from logged usage. */
+export interface SessionCost {
+  /** Currency of `total`; undefined when nothing could be priced. */
+  readonly currency: ModelPricing['currency'] | undefined
+  /** Sum over every priced response (in `currency`). */
+  readonly total: number
+  /** Sum per turn number. */
+  readonly turns: ReadonlyArray<{ readonly turn: number; readonly cost: number }>
+  readonly requests: readonly RequestCost[]
+  /** Responses with usage that could not be priced (no price for the model, or another currency). */
+  readonly unpriced: number
+  /** The oldest `asOf` date among the prices used. */
+  readonly asOf: string | undefined
+}
+
+/**
+ * Derives cost from the usage logged on `assistant/message` events, each priced with the request config (provider
+ * and model) in force when it was made: uncached input at the input price, cache reads at the cache-hit price
+ * (the input price when none is published), cache writes at the input price, output (reasoning included) at the
+ * output price; outside the model's peak windows every price is multiplied by the off-peak share. A pure
+ * function of the events: the CLI, the server and the page show the same figure.
+ * @example
+ * ```ts
+ * const { total, currency } = sessionCost(events, DEEPSEEK_MODELS)
+ * ```
+ */
+export function sessionCost(events: readonly SessionEvent[], catalogue: PricingCatalogue): SessionCost {
+  const priceOf = typeof catalogue === 'function' ? catalogue : (_provider: string, model: string) => (Object.hasOwn(catalogue, model) ? catalogue[model]?.pricing : undefined)
+  const requests: RequestCost[] = []
+  const byTurn = new Map<number, number>()
+  let currency: ModelPricing['currency'] | undefined
+  let total = 0
+  let unpriced = 0
+  let asOf: string | undefined
+  let config: { provider: string; model: string } | undefined
+  for (const event of events) {
+    if (event.type === 'request/header') {
+      config = (event.data as unknown as { header: RequestHeader }).header.config
+      continue
+    }
+    if (event.type !== 'assistant/message') continue
+    const data = event.data as unknown as { turn: number; usage?: TokenUsage; message: { source?: { provider?: string; model?: string } } }
+    if (data.usage === undefined) continue
+    const provider = data.message.source?.provider ?? config?.provider
+    const model = data.message.source?.model ?? config?.model
+    const pricing = provider !== undefined && model !== undefined ? priceOf(provider, model) : undefined
+    if (pricing === undefined || provider === undefined || model === undefined || (currency !== undefined && pricing.currency !== currency)) {
+      unpriced++
+      continue
+    }
+    currency = pricing.currency
+    const offPeak = pricing.offPeak !== undefined && !inPeak(pricing.offPeak, event.time)
+    const cost = usageCost(data.usage, pricing) * (offPeak ? (pricing.offPeak?.share ?? 1) : 1)
+    requests.push({ seq: event.seq, turn: data.turn, provider, model, currency, cost, offPeak })
+    byTurn.set(data.turn, (byTurn.get(data.turn) ?? 0) + cost)
+    total += cost
+    if (asOf === undefined || pricing.asOf < asOf) asOf = pricing.asOf
+  }
+  return { currency, total, turns: [...byTurn].map(([turn, cost]) => ({ turn, cost })), requests, unpriced, asOf }
+}
+
+/** The base-price cost of one usage record. */
+export function usageCost(usage: TokenUsage, pricing: ModelPricing): number {
+  const cached = usage.cacheReadTokens ?? 0
+  const written = usage.cacheWriteTokens ?? 0
+  const perToken = (perMTok: number): number => perMTok / 1_000_000
+  return (
+    usage.inputTokens * perToken(pricing.inputPerMTok) +
+    cached * perToken(pricing.cachedInputPerMTok ?? pricing.inputPerMTok) +
+    written * perToken(pricing.inputPerMTok) +
+    usage.outputTokens * perToken(pricing.outputPerMTok)
+  )
+}
+
+/** Whether `time` (ms since epoch) falls in one of the peak windows. */
+export function inPeak(offPeak: NonNullable<ModelPricing['offPeak']>, time: number): boolean {
+  const at = new Date(time)
+  if (offPeak.peakWeekdaysUtc !== undefined && !offPeak.peakWeekdaysUtc.includes(at.getUTCDay())) return false
+  const minute = at.getUTCHours() * 60 + at.getUTCMinutes()
+  return offPeak.peakHoursUtc.some((window) => {
+    const [start, end] = window.split('-').map((hhmm) => {
+      const [h, m] = hhmm.split(':').map(Number)
+      return (h ?? 0) * 60 + (m ?? 0)
+    }) as [number, number]
+    return start <= end ? minute >= start && minute < end : minute >= start || minute < end
+  })
+}
+
+/** `$0.0123` / `¥0.45`: enough digits that a cheap turn does not read as zero. */
+export function formatCost(amount: number, currency: ModelPricing['currency']): string {
+  const symbol = currency === 'USD' ? '$' : '¥'
+  const digits = amount >= 1 ? 2 : amount >= 0.01 ? 4 : 6
+  return `${symbol}${amount.toFixed(digits)}`
+}
