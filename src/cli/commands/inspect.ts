@@ -1,9 +1,9 @@
 import { EXIT } from '../cli-error.js'
 import { cliStore } from '../cli-harness.js'
 import { resolveConfig } from '../config.js'
-import { buildSessionTree, type SessionTree } from '../session-tree.js'
+import { buildSessionTree, type SessionTree } from '../../views/session-tree.js'
 import { styleFor, type Style } from '../style.js'
-import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../turn-outcome.js'
+import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../../views/turn-outcome.js'
 
 /** Renders the tree for people. */
 export function formatSessionTree(tree: SessionTree, style: Style): string {

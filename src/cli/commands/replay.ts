@@ -2,7 +2,7 @@ import { EXIT } from '../cli-error.js'
 import { cliStore } from '../cli-harness.js'
 import { resolveConfig, type EffectiveConfig } from '../config.js'
 import { providerAdapter } from '../providers.js'
-import { replaySession, type ModelFacts } from '../replay-session.js'
+import { replaySession, type ModelFacts } from '../../views/replay-session.js'
 import { styleFor } from '../style.js'
 
 /** Model facts of the routes the config knows (adapters are built without keys: none is ever called). */

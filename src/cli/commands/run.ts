@@ -7,7 +7,7 @@ import { createCliHarness } from '../cli-harness.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
-import { exitCodeFor } from '../turn-outcome.js'
+import { exitCodeFor } from '../../views/turn-outcome.js'
 import { prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
 
 /**

@@ -1,7 +1,7 @@
 import { EXIT } from '../cli-error.js'
 import { cliStore } from '../cli-harness.js'
 import { resolveConfig } from '../config.js'
-import { summarizeLog, type LogSummary } from '../session-summary.js'
+import { summarizeLog, type LogSummary } from '../../views/session-summary.js'
 import { styleFor } from '../style.js'
 
 /** One row of `ledgerloop sessions --json`. */

@@ -5,7 +5,7 @@ import { verifySessionLog } from '../../session/verify.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { sessionsDir } from '../cli-harness.js'
 import { resolveConfig } from '../config.js'
-import { reconstructionProblems, loggedRequests } from '../request-reconstruction.js'
+import { reconstructionProblems, loggedRequests } from '../../views/request-reconstruction.js'
 import { readLenientLog, seqProblems } from '../session-log-file.js'
 import { styleFor } from '../style.js'
 
