@@ -2,7 +2,7 @@ import type { Harness } from '../agent/harness.js'
 import type { SessionEvent } from '../session/events.js'
 import { TranscriptRenderer } from './render.js'
 import type { Style } from './style.js'
-import { formatDuration } from './turn-outcome.js'
+import { formatDuration } from '../views/turn-outcome.js'
 
 /** Where a running session's events go: a transcript for people, or JSONL for scripts. */
 export interface SessionOutput {

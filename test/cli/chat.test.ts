@@ -4,7 +4,7 @@ import { beforeAll, expect, it } from 'vitest'
 import type { Message, ToolResultBlock } from '../../src/llm/types.js'
 import { foldSession } from '../../src/session/fold.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
-import { loggedRequests } from '../../src/cli/request-reconstruction.js'
+import { loggedRequests } from '../../src/views/request-reconstruction.js'
 import { cliEnv, ensureBuilt, runCli, sessionFiles, tempHome } from './cli-process.js'
 
 beforeAll(() => ensureBuilt(), 120_000)

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
 import { resolveConfig, worstCaseRequestMs, type EffectiveConfig } from '../config.js'
 import { describeStoreSpec, parseStoreSpec } from '../store-spec.js'
-import { formatDuration } from '../turn-outcome.js'
+import { formatDuration } from '../../views/turn-outcome.js'
 import { addStoreOption } from './agent-options.js'
 
 /** The effective configuration as shown to people: key variables are named, their values never shown. */

@@ -4,9 +4,9 @@ import { formatCost, sessionCost, type SessionCost } from '../../views/cost.js'
 import { cliPricing } from '../cli-harness.js'
 import { openForReading } from '../read-only-store.js'
 import { addStoreOption } from './agent-options.js'
-import { buildSessionTree, type SessionTree } from '../session-tree.js'
+import { buildSessionTree, type SessionTree } from '../../views/session-tree.js'
 import { styleFor, type Style } from '../style.js'
-import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../turn-outcome.js'
+import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../../views/turn-outcome.js'
 
 /** Renders the tree for people. */
 export function formatSessionTree(tree: SessionTree, style: Style, cost?: SessionCost): string {

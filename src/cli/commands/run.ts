@@ -10,7 +10,7 @@ import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
-import { describeReason, exitCodeFor, failureHint } from '../turn-outcome.js'
+import { describeReason, exitCodeFor, failureHint } from '../../views/turn-outcome.js'
 import { addAgentOptions, CLI_ROUTE_EVENT, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
 
 /** Reads the whole of stdin (a piped prompt: `echo "…" | ledgerloop run`, `ledgerloop run -`). */

@@ -4,9 +4,9 @@ import { formatCost, sessionCost, type PricingCatalogue } from '../../views/cost
 import { EXIT } from '../cli-error.js'
 import { cliPricing, cliStore } from '../cli-harness.js'
 import { resolveConfig, type EffectiveConfig } from '../config.js'
-import { summarizeLog, type LogSummary } from '../session-summary.js'
+import { summarizeLog, type LogSummary } from '../../views/session-summary.js'
 import { styleFor } from '../style.js'
-import { emptyUsage } from '../turn-outcome.js'
+import { emptyUsage } from '../../views/turn-outcome.js'
 import { addStoreOption, positiveInteger } from './agent-options.js'
 
 /** One row of `ledgerloop sessions --json`. */

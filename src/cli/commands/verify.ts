@@ -8,7 +8,7 @@ import { CliError, EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
 import { describeStoreSpec, refuseLiveSession } from '../store-spec.js'
 import { addStoreOption } from './agent-options.js'
-import { reconstructionProblems, loggedRequests } from '../request-reconstruction.js'
+import { reconstructionProblems, loggedRequests } from '../../views/request-reconstruction.js'
 import { readLenientLog, seqProblems } from '../session-log-file.js'
 import { styleFor } from '../style.js'
 

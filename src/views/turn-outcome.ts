@@ -1,6 +1,6 @@
 import type { TokenUsage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
-import { EXIT } from './cli-error.js'
+import { EXIT } from '../cli/cli-error.js'
 
 /** Input/output token totals of a turn (or a request), with the prompt-cache share. */
 export interface UsageTotals {

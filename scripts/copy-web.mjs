@@ -1,0 +1,13 @@
+// Copies the web page of `serve` into dist/ with the browser libraries it imports, so the built package
+// serves the page with no network and without those packages installed.
+import { cpSync, mkdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const from = join(root, 'src/server/web')
+const to = join(root, 'dist/server/web')
+cpSync(from, to, { recursive: true })
+mkdirSync(join(to, 'vendor'), { recursive: true })
+const vendor = JSON.parse(readFileSync(join(from, 'vendor.json'), 'utf8'))
+for (const [name, specifier] of Object.entries(vendor)) cpSync(fileURLToPath(import.meta.resolve(specifier)), join(to, 'vendor', name))

@@ -1,0 +1,218 @@
+import type { FastifyInstance } from 'fastify'
+import { checkSession } from '../views/session-check.js'
+import { requestWithDiff } from '../views/request-view.js'
+import { summarizeLog } from '../views/session-summary.js'
+import { sessionUsage } from '../views/session-usage.js'
+import { buildTimeline } from '../views/timeline.js'
+import { foldRequestHeader } from '../session/request-header.js'
+import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
+import { notFound } from './http-errors.js'
+import type { SessionDirectory } from './session-directory.js'
+import type { ApprovalVerdict, SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
+
+/** What the API routes work on. */
+export interface ApiContext {
+  readonly input: SessionInputPort
+  readonly feed: SessionEventFeed
+  readonly directory: SessionDirectory
+  readonly stream?: EventStreamOptions
+}
+
+const STATUSES: readonly SessionRunStatus[] = ['running', 'awaiting-approval', 'idle', 'stored']
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', description: 'session id' } },
+} as const
+const textBody = {
+  type: 'object',
+  required: ['text'],
+  additionalProperties: false,
+  properties: { text: { type: 'string', minLength: 1, maxLength: 1_000_000 } },
+} as const
+const accepted = { 202: { description: 'queued', type: 'object', properties: { accepted: { type: 'boolean' } } } } as const
+
+/** Registers every `/api/` route (the binding table in API.md plus `GET /api/sessions/:id` and the timeline). */
+export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { input, feed, directory } = ctx
+
+  app.get<{ Querystring: { status?: SessionRunStatus; q?: string; limit: number; offset: number } }>(
+    '/api/sessions',
+    {
+      schema: {
+        summary: 'List sessions, newest first',
+        tags: ['sessions'],
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: { type: 'string', enum: [...STATUSES] },
+            q: { type: 'string', maxLength: 200, description: 'part of the title, or a prefix of the id' },
+            limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+            offset: { type: 'integer', minimum: 0, default: 0 },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { status, q, limit, offset } = request.query
+      const page = await directory.list({ ...(status !== undefined ? { status } : {}), ...(q !== undefined ? { q } : {}), limit, offset })
+      return { sessions: page.sessions, total: page.total, ...(offset + limit < page.total ? { next: offset + limit } : {}) }
+    },
+  )
+
+  app.post<{ Body: { provider?: string; model?: string; system?: string } }>(
+    '/api/sessions',
+    {
+      schema: {
+        summary: 'Create a session (unset fields take the server defaults)',
+        tags: ['sessions'],
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            provider: { type: 'string', minLength: 1, maxLength: 100 },
+            model: { type: 'string', minLength: 1, maxLength: 200 },
+            system: { type: 'string', maxLength: 200_000 },
+          },
+        },
+        response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+      },
+    },
+    async (request, reply) => {
+      const id = await input.create(request.body ?? {})
+      return reply.code(201).send({ id })
+    },
+  )
+
+  app.get<{ Params: { id: string } }>('/api/sessions/:id', { schema: { summary: 'A session: header, status, summary and model', tags: ['sessions'], params: idParams } }, async (request) => {
+    const { id } = request.params
+    const { header, events } = await feed.read(id)
+    const config = foldRequestHeader(events)?.config
+    return { id, header, status: input.status(id), events: events.length, ...summarizeLog(events), usage: sessionUsage(events), ...(config !== undefined ? { provider: config.provider, model: config.model } : {}) }
+  })
+
+  app.get<{ Params: { id: string }; Querystring: { after: number; limit: number } }>(
+    '/api/sessions/:id/events',
+    {
+      schema: {
+        summary: 'Events with seq > after, oldest first',
+        tags: ['events'],
+        params: idParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { after: { type: 'integer', minimum: -1, default: -1 }, limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 } },
+        },
+      },
+    },
+    async (request) => {
+      const { after, limit } = request.query
+      const { events } = await feed.read(request.params.id)
+      const page = events.slice(after + 1, after + 1 + limit)
+      const last = page[page.length - 1]
+      return { events: page, ...(last !== undefined && last.seq < events.length - 1 ? { next: last.seq } : {}) }
+    },
+  )
+
+  app.get<{ Params: { id: string }; Querystring: { after?: number } }>(
+    '/api/sessions/:id/stream',
+    {
+      schema: {
+        summary: 'Live tail as Server-Sent Events (id = seq; resumes after Last-Event-ID, else after ?after=)',
+        tags: ['events'],
+        params: idParams,
+        querystring: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: -1 } } },
+      },
+    },
+    async (request, reply) => {
+      const from = resumePoint(request.headers['last-event-id'], request.query.after)
+      await streamSessionEvents(feed, request.params.id, from, reply.raw, { ...ctx.stream, onReady: () => reply.hijack() })
+    },
+  )
+
+  for (const kind of ['followup', 'steer', 'inject'] as const) {
+    app.post<{ Params: { id: string }; Body: { text: string } }>(
+      `/api/sessions/:id/${kind}`,
+      { schema: { summary: `Queue input (${kind})`, tags: ['input'], params: idParams, body: textBody, response: accepted } },
+      async (request, reply) => {
+        await input[kind](request.params.id, request.body.text)
+        return reply.code(202).send({ accepted: true })
+      },
+    )
+  }
+
+  app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn', tags: ['input'], params: idParams, response: accepted } }, async (request, reply) => {
+    await input.cancel(request.params.id)
+    return reply.code(202).send({ accepted: true })
+  })
+
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/approvals', { schema: { summary: 'Tool calls waiting for a decision', tags: ['input'], params: idParams } }, async (request) => ({
+    approvals: await input.approvals(request.params.id),
+  }))
+
+  app.post<{ Params: { id: string; callId: string }; Body: { decision: ApprovalVerdict } }>(
+    '/api/sessions/:id/approvals/:callId',
+    {
+      schema: {
+        summary: 'Answer a pending tool call (always = allow this tool for the rest of the session)',
+        tags: ['input'],
+        params: { type: 'object', required: ['id', 'callId'], properties: { ...idParams.properties, callId: { type: 'string', minLength: 1, maxLength: 200 } } },
+        body: { type: 'object', required: ['decision'], additionalProperties: false, properties: { decision: { type: 'string', enum: ['allow', 'deny', 'always'] } } },
+      },
+    },
+    async (request, reply) => {
+      const { id, callId } = request.params
+      if (!(await input.answer(id, callId, request.body.decision))) return reply.code(404).send(notFound(`no tool call '${callId}' is waiting for a decision in session '${id}'`))
+      return { answered: callId, decision: request.body.decision }
+    },
+  )
+
+  app.get<{ Params: { id: string; n: number } }>(
+    '/api/sessions/:id/requests/:n',
+    {
+      schema: {
+        summary: 'The n-th model request (1-based) rebuilt from the log, with its diff from request n-1',
+        tags: ['views'],
+        params: { type: 'object', required: ['id', 'n'], properties: { ...idParams.properties, n: { type: 'integer', minimum: 1 } } },
+      },
+    },
+    async (request, reply) => {
+      const { id, n } = request.params
+      const { events } = await feed.read(id)
+      const rebuilt = requestWithDiff(events, n)
+      if (rebuilt === undefined) return reply.code(404).send(notFound(`session '${id}' has no request ${n}`))
+      return { ...rebuilt.request, count: rebuilt.count, diff: rebuilt.diff ?? null }
+    },
+  )
+
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/timeline', { schema: { summary: 'The session as waterfall rows (turns, steps, requests, tool calls)', tags: ['views'], params: idParams } }, async (request) => {
+    const { header, events } = await feed.read(request.params.id)
+    return buildTimeline(header, events)
+  })
+
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams } }, async (request) => {
+    const { id } = request.params
+    const { events } = await feed.read(id)
+    // A session running right now legitimately ends inside a turn.
+    const running = input.status(id) === 'running' || input.status(id) === 'awaiting-approval'
+    return checkSession(events, { allowOpenTurn: running })
+  })
+
+  app.post<{ Params: { id: string }; Body: { at?: number } | undefined }>(
+    '/api/sessions/:id/fork',
+    {
+      schema: {
+        summary: 'Fork a session after seq `at` (default: its end)',
+        tags: ['sessions'],
+        params: idParams,
+        body: { type: 'object', additionalProperties: false, properties: { at: { type: 'integer', minimum: 0 } } },
+        response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+      },
+    },
+    async (request, reply) => {
+      const id = await input.fork(request.params.id, request.body?.at)
+      return reply.code(201).send({ id })
+    },
+  )
+}

@@ -1,0 +1,309 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Agent } from '../agent/agent.js'
+import { createHarness, type Harness, type HarnessOptions } from '../agent/harness.js'
+import type { ToolCall } from '../agent/hook-types.js'
+import { HarnessError } from '../errors/harness-error.js'
+import { permissionPlugin, type PermissionAnswer, type PermissionQuestion, type PermissionRules } from '../plugins/permission.js'
+import { foldRequestHeader } from '../session/request-header.js'
+import type { SessionEvent } from '../session/events.js'
+import type { SessionStore } from '../store/types.js'
+import type {
+  ApprovalVerdict,
+  NewSessionOptions,
+  PendingApproval,
+  SessionEventFeed,
+  SessionFeedListener,
+  SessionInputPort,
+  SessionRunStatus,
+  SessionSnapshot,
+} from './session-ports.js'
+
+/** Options of {@link LocalSessionHost}. */
+export interface LocalSessionHostOptions extends Omit<HarnessOptions, 'store'> {
+  /** Where sessions live; the host closes it on {@link LocalSessionHost.close}. */
+  readonly store: SessionStore
+  /** Provider and model of sessions created without them, and of stored sessions whose provider is not served here. */
+  readonly defaults: { readonly provider: string; readonly model: string }
+  /** Tool root of new sessions (default: the current folder). */
+  readonly cwd?: string
+  /**
+   * Rules of the permission plugin the host installs; its `ask` decisions wait for an answer through the API.
+   * `false` installs no permission plugin (every tool call runs).
+   */
+  readonly permissions?: PermissionRules | false
+  /** How often a session run by another process is re-read while someone follows it (ms, default 500). */
+  readonly pollMs?: number
+}
+
+interface Waiting {
+  readonly approval: PendingApproval
+  readonly settle: (answer: PermissionAnswer) => void
+}
+
+interface Hosted {
+  readonly agent: Agent
+  readonly waiting: Map<string, Waiting>
+}
+
+interface Follower {
+  next: number
+  readonly listener: SessionFeedListener
+}
+
+// A session's followers, fed from the agent when this process runs it and from the store otherwise.
+interface Channel {
+  readonly followers: Set<Follower>
+  poller?: NodeJS.Timeout
+  polling?: boolean
+}
+
+/**
+ * Runs sessions in this process for `serve` on a JSONL or SQLite store: agents are created or resumed on
+ * demand (taking the store's single-writer lock), permission questions wait in a list the API answers, and
+ * followers get each event as it is committed. Implements both ports of the server.
+ */
+export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
+  /** The harness the agents run in (adapters, tools, plugins). */
+  readonly harness: Harness
+  readonly #options: LocalSessionHostOptions
+  readonly #hosted = new Map<string, Hosted>()
+  readonly #opening = new Map<string, Promise<Hosted>>()
+  readonly #channels = new Map<string, Channel>()
+  readonly #asking = new AsyncLocalStorage<{ agent: Agent; call: ToolCall }>()
+  readonly #systems = new Map<string, string>()
+  #closed = false
+
+  constructor(options: LocalSessionHostOptions) {
+    this.#options = options
+    const plugins = [...(options.plugins ?? [])]
+    if (options.permissions !== false) {
+      plugins.push(permissionPlugin({ ...(options.permissions !== undefined ? { rules: options.permissions } : {}), ask: (q) => this.#ask(q) }))
+    }
+    const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, ...harnessOptions } = options
+    this.harness = createHarness({ ...harnessOptions, plugins })
+    // Outermost on the approval seam: remembers which call is being asked about, because the permission
+    // plugin's question names the tool but not the call or the session.
+    this.harness.hooks.on('tools/approve', (payload, next) => this.#asking.run({ agent: payload.agent, call: payload.call }, () => next()), { prepend: true })
+    this.harness.hooks.on('session/event', ({ session }) => {
+      const channel = this.#channels.get(session.id)
+      const hosted = this.#hosted.get(session.id)
+      if (channel !== undefined && hosted !== undefined) this.#pump(channel, (seq) => hosted.agent.session.at(seq), hosted.agent.session.length)
+    })
+  }
+
+  async create(options: NewSessionOptions): Promise<string> {
+    this.#checkOpen()
+    const provider = options.provider ?? this.#options.defaults.provider
+    if (this.harness.llm.adapter(provider) === undefined) {
+      throw new HarnessError(`no adapter for provider '${provider}' on this server (served: ${this.harness.llm.providers().join(', ')})`, 'NO_ADAPTER')
+    }
+    const model = options.model ?? (provider === this.#options.defaults.provider ? this.#options.defaults.model : undefined)
+    if (model === undefined) throw new HarnessError(`provider '${provider}' needs a model`, 'INVALID_CONFIG')
+    const agent = await this.harness.createAgent({ provider, model, ...(this.#options.cwd !== undefined ? { cwd: this.#options.cwd } : {}) })
+    if (options.system !== undefined) {
+      this.#systems.set(agent.id, options.system)
+      agent.ctx.prompt.section('persona', { order: 0, text: options.system })
+    }
+    this.#adopt(agent)
+    return agent.id
+  }
+
+  async followup(id: string, text: string): Promise<void> {
+    ;(await this.#host(id)).agent.followup(text)
+  }
+
+  async steer(id: string, text: string): Promise<void> {
+    ;(await this.#host(id)).agent.steer(text)
+  }
+
+  async inject(id: string, text: string): Promise<void> {
+    ;(await this.#host(id)).agent.inject(text)
+  }
+
+  async cancel(id: string): Promise<void> {
+    const hosted = this.#hosted.get(id)
+    if (hosted !== undefined) {
+      hosted.agent.cancel({ kind: 'user' })
+      return
+    }
+    // Only the process running a session can cancel it; a stored session has nothing running here.
+    if (!(await this.#options.store.has(id))) throw new HarnessError(`no session '${id}'`, 'SESSION_NOT_FOUND')
+  }
+
+  async approvals(id: string): Promise<readonly PendingApproval[]> {
+    const hosted = this.#hosted.get(id)
+    if (hosted === undefined) {
+      if (!(await this.#options.store.has(id))) throw new HarnessError(`no session '${id}'`, 'SESSION_NOT_FOUND')
+      return []
+    }
+    return [...hosted.waiting.values()].map((w) => w.approval)
+  }
+
+  async answer(id: string, callId: string, verdict: ApprovalVerdict): Promise<boolean> {
+    const waiting = this.#hosted.get(id)?.waiting.get(callId)
+    if (waiting === undefined) return false
+    waiting.settle(verdict === 'allow' ? 'yes' : verdict === 'always' ? 'always' : 'no')
+    return true
+  }
+
+  status(id: string): SessionRunStatus {
+    const hosted = this.#hosted.get(id)
+    if (hosted === undefined) return 'stored'
+    if (hosted.waiting.size > 0) return 'awaiting-approval'
+    return hosted.agent.status
+  }
+
+  async fork(id: string, at?: number): Promise<string> {
+    this.#checkOpen()
+    // Reads the store: a session run here has its ended turns there already (turn/end is always flushed).
+    return this.harness.forkSession(id, at !== undefined ? { at } : {})
+  }
+
+  async read(id: string): Promise<SessionSnapshot> {
+    const hosted = this.#hosted.get(id)
+    if (hosted !== undefined) return { header: hosted.agent.session.header, events: hosted.agent.session.events }
+    const stored = await this.#options.store.read(id)
+    return { header: stored.header, events: stored.events }
+  }
+
+  async follow(id: string, afterSeq: number, listener: SessionFeedListener): Promise<() => void> {
+    this.#checkOpen()
+    const hosted = this.#hosted.get(id)
+    if (hosted === undefined && !(await this.#options.store.has(id))) throw new HarnessError(`no session '${id}'`, 'SESSION_NOT_FOUND')
+    let channel = this.#channels.get(id)
+    if (channel === undefined) {
+      channel = { followers: new Set() }
+      this.#channels.set(id, channel)
+    }
+    const follower: Follower = { next: Math.max(0, afterSeq + 1), listener }
+    channel.followers.add(follower)
+    const current = this.#hosted.get(id)
+    if (current !== undefined) {
+      // Backlog and live events come from the same in-memory log, in this same tick: nothing can slip between.
+      this.#pump(channel, (seq) => current.agent.session.at(seq), current.agent.session.length)
+      if (current.waiting.size > 0) listener.approvals?.([...current.waiting.values()].map((w) => w.approval))
+    } else {
+      this.#startPolling(id, channel)
+    }
+    const owner = channel
+    return () => {
+      owner.followers.delete(follower)
+      if (owner.followers.size === 0) {
+        if (owner.poller !== undefined) clearInterval(owner.poller)
+        this.#channels.delete(id)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    for (const channel of this.#channels.values()) if (channel.poller !== undefined) clearInterval(channel.poller)
+    this.#channels.clear()
+    for (const hosted of this.#hosted.values()) for (const w of hosted.waiting.values()) w.settle('no')
+    await this.harness.close()
+  }
+
+  /** The agent of a session, resuming it here when it is stored (`SESSION_LOCKED` when another process runs it). */
+  async #host(id: string): Promise<Hosted> {
+    this.#checkOpen()
+    const hosted = this.#hosted.get(id)
+    if (hosted !== undefined) return hosted
+    let opening = this.#opening.get(id)
+    if (opening === undefined) {
+      opening = this.#resume(id).finally(() => this.#opening.delete(id))
+      this.#opening.set(id, opening)
+    }
+    return opening
+  }
+
+  async #resume(id: string): Promise<Hosted> {
+    const stored = await this.#options.store.read(id)
+    const recorded = foldRequestHeader(stored.events)?.config
+    // A session recorded with a provider this server does not serve continues on the server's default route.
+    const served = recorded !== undefined && this.harness.llm.adapter(recorded.provider) !== undefined
+    const agent = await this.harness.resumeAgent(id, served ? {} : { provider: this.#options.defaults.provider, model: this.#options.defaults.model })
+    const system = this.#systems.get(id)
+    if (system !== undefined) agent.ctx.prompt.section('persona', { order: 0, text: system })
+    return this.#adopt(agent)
+  }
+
+  #adopt(agent: Agent): Hosted {
+    const hosted: Hosted = { agent, waiting: new Map() }
+    this.#hosted.set(agent.id, hosted)
+    const channel = this.#channels.get(agent.id)
+    if (channel !== undefined) {
+      // Followers were reading the store; from now on the agent's log is the source (it starts with the store's).
+      if (channel.poller !== undefined) clearInterval(channel.poller)
+      delete channel.poller
+      this.#pump(channel, (seq) => agent.session.at(seq), agent.session.length)
+    }
+    return hosted
+  }
+
+  #ask(question: PermissionQuestion): Promise<PermissionAnswer> {
+    const asked = this.#asking.getStore()
+    const hosted = asked !== undefined ? this.#hosted.get(asked.agent.id) : undefined
+    if (asked === undefined || hosted === undefined) return Promise.resolve('no')
+    const { call } = asked
+    return new Promise<PermissionAnswer>((resolve) => {
+      const done = (answer: PermissionAnswer): void => {
+        if (!hosted.waiting.delete(call.callId)) return
+        question.signal.removeEventListener('abort', onAbort)
+        this.#announceApprovals(hosted)
+        resolve(answer)
+      }
+      // A cancelled turn withdraws its questions.
+      const onAbort = (): void => done('no')
+      hosted.waiting.set(call.callId, {
+        approval: { callId: call.callId, tool: question.tool, args: question.arguments, subject: question.subject, reason: question.reason, askedAt: new Date().toISOString() },
+        settle: done,
+      })
+      if (question.signal.aborted) return done('no')
+      question.signal.addEventListener('abort', onAbort, { once: true })
+      this.#announceApprovals(hosted)
+    })
+  }
+
+  #announceApprovals(hosted: Hosted): void {
+    const channel = this.#channels.get(hosted.agent.id)
+    if (channel === undefined) return
+    const pending = [...hosted.waiting.values()].map((w) => w.approval)
+    for (const follower of channel.followers) follower.listener.approvals?.(pending)
+  }
+
+  #pump(channel: Channel, at: (seq: number) => SessionEvent | undefined, length: number): void {
+    for (const follower of channel.followers) {
+      while (follower.next < length) {
+        const event = at(follower.next)
+        if (event === undefined) break
+        follower.next++
+        follower.listener.event(event)
+      }
+    }
+  }
+
+  #startPolling(id: string, channel: Channel): void {
+    const poll = async (): Promise<void> => {
+      if (channel.polling === true || this.#hosted.has(id)) return
+      channel.polling = true
+      try {
+        const { events } = await this.#options.store.read(id)
+        if (!this.#hosted.has(id)) this.#pump(channel, (seq) => events[seq], events.length)
+      } catch (error) {
+        for (const follower of channel.followers) follower.listener.error?.(error as Error)
+      } finally {
+        channel.polling = false
+      }
+    }
+    if (channel.poller === undefined) {
+      channel.poller = setInterval(() => void poll(), this.#options.pollMs ?? 500)
+      channel.poller.unref()
+    }
+    void poll()
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new HarnessError('the server is shutting down', 'HARNESS_CLOSED')
+  }
+}

@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs'
+import swagger from '@fastify/swagger'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { HarnessError } from '../errors/harness-error.js'
+import type { SessionStore } from '../store/types.js'
+import { AccessGuard, generateToken, isLoopbackHost } from './access-guard.js'
+import { registerApiRoutes } from './api-routes.js'
+import type { EventStreamOptions } from './event-stream.js'
+import { errorAnswer, notFound } from './http-errors.js'
+import { LocalSessionHost, type LocalSessionHostOptions } from './local-session-host.js'
+import { loadPageFiles } from './page-files.js'
+import { SessionDirectory } from './session-directory.js'
+import type { SessionEventFeed, SessionInputPort } from './session-ports.js'
+
+/** Options of {@link createLedgerServer}. */
+export interface LedgerServerOptions {
+  /** Where sessions live. With the default session host the server owns it and closes it on `close()`. */
+  readonly store: SessionStore
+  /**
+   * How sessions are run and followed. Default: a {@link LocalSessionHost} running the agents in this process
+   * from `agents` (for JSONL and SQLite stores); a store-backed pair (PostgreSQL inbox + workers) goes here.
+   */
+  readonly sessions?: { readonly input: SessionInputPort; readonly feed: SessionEventFeed; readonly close?: () => Promise<void> }
+  /** What the default session host builds its harness from (required without `sessions`). */
+  readonly agents?: Omit<LocalSessionHostOptions, 'store'>
+  /**
+   * The token every API request must carry. Default: a random one. `false` turns tokens off, which is only
+   * allowed on a loopback host.
+   */
+  readonly token?: string | false
+  /** Interface to listen on (default `127.0.0.1`). */
+  readonly host?: string
+  /** Port (default 4141; 0 picks a free one). */
+  readonly port?: number
+  /** Origins allowed besides the server's own (the public origin of a reverse proxy). */
+  readonly allowedOrigins?: readonly string[]
+  /** Largest request body in bytes (default 1 MiB); larger ones get 413. */
+  readonly bodyLimit?: number
+  /** Tuning of the Server-Sent Events tails. */
+  readonly stream?: Omit<EventStreamOptions, 'onReady'>
+}
+
+/** A running (or ready to run) `serve` HTTP server. */
+export interface LedgerServer {
+  /** The Fastify instance (routes, `app.swagger()`). */
+  readonly app: FastifyInstance
+  /** The token clients must send, or undefined when tokens are off. */
+  readonly token: string | undefined
+  /** How sessions are run (the default host, when no `sessions` were given). */
+  readonly input: SessionInputPort
+  /** Starts listening; resolves to the base URL (`http://127.0.0.1:4141`). */
+  listen(): Promise<string>
+  /** The URL to open in a browser: the base URL with `?token=`. Only after `listen()`. */
+  pageUrl(): string
+  /** Stops listening, ends every stream, stops every session the server runs and closes the store. */
+  close(): Promise<void>
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+  } catch {
+    return '0.0.0'
+  }
+}
+
+/**
+ * Builds the `serve` HTTP server: the JSON API of API.md ("serve HTTP API"), Server-Sent Events tails, the
+ * OpenAPI document at `/api/openapi.json`, and the web page at `/`. Every `/api/` route needs the token; a
+ * request from a foreign `Origin` is refused; bodies are size-limited and validated.
+ * @example
+ * ```ts
+ * const server = await createLedgerServer({
+ *   store: new JsonlStore({ dir: './sessions' }),
+ *   agents: { adapters: [deepseekAdapter()], tools: builtinTools({ root: '.' }), defaults: { provider: 'deepseek', model: 'deepseek-chat' } },
+ * })
+ * await server.listen()
+ * console.log(server.pageUrl())
+ * ```
+ */
+export async function createLedgerServer(options: LedgerServerOptions): Promise<LedgerServer> {
+  const host = options.host ?? '127.0.0.1'
+  if (options.token === false && !isLoopbackHost(host)) {
+    throw new HarnessError(`a server without a token may only listen on a loopback host, not ${host}`, 'INVALID_CONFIG')
+  }
+  const token = options.token === false ? undefined : (options.token ?? generateToken())
+  let sessions = options.sessions
+  if (sessions === undefined) {
+    if (options.agents === undefined) throw new HarnessError('createLedgerServer needs `agents` (or `sessions`)', 'INVALID_CONFIG')
+    const local = new LocalSessionHost({ ...options.agents, store: options.store })
+    sessions = { input: local, feed: local, close: () => local.close() }
+  }
+  const { input, feed } = sessions
+  const guard = new AccessGuard({ token, ...(options.allowedOrigins !== undefined ? { allowedOrigins: options.allowedOrigins } : {}) })
+  const page = loadPageFiles()
+
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // Streams stay open until their clients leave: closing must not wait for them.
+    forceCloseConnections: true,
+    // Unknown body fields are refused with a 400, not silently dropped.
+    ajv: { customOptions: { removeAdditional: false } },
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    const refusal = guard.checkOrigin(request.headers)
+    if (refusal !== undefined) return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } })
+    if (!request.url.startsWith('/api/') && request.url !== '/api') return undefined
+    const query = request.query as Record<string, unknown> | undefined
+    const queryToken = typeof query?.token === 'string' ? query.token : undefined
+    const denied = guard.checkToken(request.headers, queryToken)
+    if (denied !== undefined) return reply.code(denied.status).send({ error: { code: denied.code, message: denied.message } })
+    // The token is not a parameter of any route: it must not trip a route's query validation.
+    if (query !== undefined) delete query.token
+    return undefined
+  })
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff')
+    // The page's URL may carry the token: never leak it to another site.
+    reply.header('referrer-policy', 'no-referrer')
+    return payload
+  })
+  app.setErrorHandler((error, _request, reply) => {
+    const { status, body } = errorAnswer(error)
+    if (status >= 500) process.stderr.write(`ledgerloop serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    return reply.code(status).send(body)
+  })
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(notFound(`no route ${request.method} ${request.url.split('?')[0] ?? ''}`)))
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'ledgerloop serve', version: packageVersion(), description: 'Sessions, live event tails, input, approvals and views of a ledgerloop session store.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  })
+
+  registerApiRoutes(app, { input, feed, directory: new SessionDirectory(options.store, feed, input), ...(options.stream !== undefined ? { stream: options.stream } : {}) })
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  // The page: a fixed set of files loaded at start, so a path can only ever name one of them.
+  app.get('/*', { schema: { hide: true } }, async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/'
+    const file = page.files.get(path === '/index.html' ? '/' : path)
+    if (file === undefined) return reply.code(404).send(notFound(`no page file ${path}`))
+    reply.header('content-type', file.contentType).header('cache-control', 'no-cache')
+    if (file.contentType.startsWith('text/html')) reply.header('content-security-policy', page.contentSecurityPolicy)
+    return reply.send(file.body)
+  })
+
+  let address: string | undefined
+  return {
+    app,
+    token,
+    input,
+    async listen() {
+      address = await app.listen({ host, port: options.port ?? 4141 })
+      return address.replace('://[::1]', '://localhost')
+    },
+    pageUrl() {
+      if (address === undefined) throw new HarnessError('the server is not listening yet', 'INVALID_CONFIG')
+      const base = address.replace('://[::1]', '://localhost')
+      return token === undefined ? `${base}/` : `${base}/?token=${encodeURIComponent(token)}`
+    },
+    async close() {
+      await app.close()
+      await sessions.close?.()
+    },
+  }
+}

@@ -1,0 +1,86 @@
+import type { SessionStore } from '../store/types.js'
+import { summarizeLog } from '../views/session-summary.js'
+import { sessionUsage } from '../views/session-usage.js'
+import type { UsageTotals } from '../views/turn-outcome.js'
+import type { SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
+
+/** One row of `GET /api/sessions`. */
+export interface SessionListRow {
+  readonly id: string
+  /** The first prompt, clipped ('' before any). */
+  readonly title: string
+  /** ISO time of the last write. */
+  readonly updatedAt: string
+  readonly turns: number
+  /** How the last turn ended, or null before any. */
+  readonly lastReason: string | null
+  readonly status: SessionRunStatus
+  readonly usage?: UsageTotals
+  readonly parentSession?: string
+  /** Why the session could not be read, when it could not. */
+  readonly problem?: string
+  // Cost: `cost` joins here from `sessionCost(events, catalogue)` (views/cost.ts) once prices are in the catalogue.
+}
+
+/** Query of {@link SessionDirectory.list}. */
+export interface SessionListQuery {
+  readonly status?: SessionRunStatus
+  /** Case-insensitive part of the title, or a prefix of the id. */
+  readonly q?: string
+  readonly limit: number
+  readonly offset: number
+}
+
+interface CachedSummary {
+  readonly key: string
+  readonly row: Omit<SessionListRow, 'status' | 'updatedAt'>
+}
+
+/**
+ * The session list of the server: the store's list joined with a summary of each log, cached per session
+ * until it changes (a stored session by its write time, one running here by its length), so listing is cheap
+ * while sessions run.
+ */
+export class SessionDirectory {
+  readonly #store: SessionStore
+  readonly #feed: SessionEventFeed
+  readonly #input: SessionInputPort
+  readonly #cache = new Map<string, CachedSummary>()
+
+  constructor(store: SessionStore, feed: SessionEventFeed, input: SessionInputPort) {
+    this.#store = store
+    this.#feed = feed
+    this.#input = input
+  }
+
+  /** Newest first, filtered, one page of rows plus the total that matched. */
+  async list(query: SessionListQuery): Promise<{ sessions: SessionListRow[]; total: number }> {
+    const rows: SessionListRow[] = []
+    const needle = query.q?.trim().toLowerCase() ?? ''
+    for (const stored of await this.#store.list()) {
+      const status = this.#input.status(stored.id)
+      if (query.status !== undefined && status !== query.status) continue
+      let summary: CachedSummary['row']
+      let updatedAt = stored.updatedAt
+      try {
+        const snapshot = status === 'stored' ? undefined : await this.#feed.read(stored.id)
+        const key = snapshot !== undefined ? `live:${snapshot.events.length}` : `stored:${stored.updatedAt}`
+        if (snapshot !== undefined) updatedAt = Math.max(updatedAt, snapshot.events[snapshot.events.length - 1]?.time ?? 0)
+        const cached = this.#cache.get(stored.id)
+        if (cached !== undefined && cached.key === key) summary = cached.row
+        else {
+          const events = snapshot?.events ?? (await this.#feed.read(stored.id)).events
+          const { title, turns, lastReason } = summarizeLog(events)
+          summary = { id: stored.id, title, turns, lastReason, usage: sessionUsage(events), ...(stored.parentSession !== undefined ? { parentSession: stored.parentSession } : {}) }
+          this.#cache.set(stored.id, { key, row: summary })
+        }
+      } catch (error) {
+        summary = { id: stored.id, title: '', turns: 0, lastReason: null, problem: (error as Error).message }
+      }
+      if (needle !== '' && !summary.title.toLowerCase().includes(needle) && !stored.id.toLowerCase().startsWith(needle)) continue
+      rows.push({ ...summary, status, updatedAt: new Date(updatedAt).toISOString() })
+    }
+    rows.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
+    return { sessions: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
+  }
+}

@@ -1,0 +1,86 @@
+import type { JsonValue } from '../json/lossless.js'
+import type { SessionEvent } from '../session/events.js'
+import type { SessionHeader } from '../session/session.js'
+
+/** A tool call waiting for a person's decision (the permission plugin asked). */
+export interface PendingApproval {
+  readonly callId: string
+  readonly tool: string
+  /** The call's parsed arguments. */
+  readonly args: JsonValue
+  /** What the call is about: its command, path or pattern. */
+  readonly subject: string
+  /** Why it needs approval. */
+  readonly reason: string
+  /** ISO time of the question. */
+  readonly askedAt: string
+}
+
+/** An answer to a pending approval: `always` allows the tool for the rest of the session. */
+export type ApprovalVerdict = 'allow' | 'deny' | 'always'
+
+/** How a session is doing on this server: `stored` = nobody here runs it (it may run elsewhere). */
+export type SessionRunStatus = 'running' | 'awaiting-approval' | 'idle' | 'stored'
+
+/** What a new session starts with (unset fields take the server's defaults). */
+export interface NewSessionOptions {
+  readonly provider?: string
+  readonly model?: string
+  /** Persona section of this session's system prompt (replaces the server's). */
+  readonly system?: string
+}
+
+/**
+ * The input side of `serve`: everything a client can ask a session to do. The in-process implementation runs
+ * the agents itself (JSONL and SQLite stores on one host); a store-backed implementation (PostgreSQL with
+ * workers) writes the inbox table and lets the session's owner act.
+ */
+export interface SessionInputPort {
+  /** Creates a session and returns its id. */
+  create(options: NewSessionOptions): Promise<string>
+  /** Queues a new turn's input and wakes the session. */
+  followup(id: string, text: string): Promise<void>
+  /** Queues input for the next step of the running turn (or a new turn) and wakes the session. */
+  steer(id: string, text: string): Promise<void>
+  /** Queues input for the next step without waking the session. */
+  inject(id: string, text: string): Promise<void>
+  /** Cancels the running turn (a no-op when none runs). */
+  cancel(id: string): Promise<void>
+  /** Tool calls of the session waiting for a decision, oldest first. */
+  approvals(id: string): Promise<readonly PendingApproval[]>
+  /** Answers one pending approval; false when no such call is waiting. */
+  answer(id: string, callId: string, verdict: ApprovalVerdict): Promise<boolean>
+  /** The session's status as this server sees it. */
+  status(id: string): SessionRunStatus
+  /** Forks a stored session after `at` (default: its end); returns the child's id. */
+  fork(id: string, at?: number): Promise<string>
+  /** Stops every session this port runs (cancelling running turns, keeping queued input) and releases them. */
+  close(): Promise<void>
+}
+
+/** A session's log as a reader sees it right now. */
+export interface SessionSnapshot {
+  readonly header: SessionHeader
+  readonly events: readonly SessionEvent[]
+}
+
+/** What a follower of a live session receives. */
+export interface SessionFeedListener {
+  /** Each event exactly once, in seq order, starting right after the seq the follower asked for. */
+  event(event: SessionEvent): void
+  /** The session's pending approvals changed. */
+  approvals?(pending: readonly PendingApproval[]): void
+  /** The feed failed (e.g. the session was deleted); no more events follow. */
+  error?(error: Error): void
+}
+
+/**
+ * The output side of `serve`: reading sessions and following them live. Implementations must never skip or
+ * repeat an event for a follower, whatever mix of stored and live events it is fed.
+ */
+export interface SessionEventFeed {
+  /** The freshest log of a session (including events not yet flushed by a session this process runs). */
+  read(id: string): Promise<SessionSnapshot>
+  /** Follows a session from `afterSeq + 1` (-1: from the start). Resolves to the unsubscribe function. */
+  follow(id: string, afterSeq: number, listener: SessionFeedListener): Promise<() => void>
+}
