@@ -288,23 +288,25 @@ export class PostgresStore implements SessionStore {
    * owner died or stalled: the session needs repair and may hold queued work), or a release marked `pending`.
    * One statement with `FOR UPDATE SKIP LOCKED`, so concurrent workers never claim the same session. Each
    * claim's lease is renewed with this store's writers; open it with `open` (or `harness.resumeAgent`).
+   * `exclude` skips sessions the caller does not want now (e.g. ones that just failed to open).
    */
-  async claimSessions(limit: number): Promise<SessionClaim[]> {
+  async claimSessions(limit: number, options: { readonly exclude?: readonly string[] } = {}): Promise<SessionClaim[]> {
     if (!Number.isSafeInteger(limit) || limit <= 0) return []
     await this.#ready
     const t = this.tables
     const claimed = await this.#pool.query<{ id: string; epoch: number }>(
       `WITH c AS (
          SELECT s.id FROM ${t.sessions} s
-         WHERE (s.owner IS NOT NULL AND s.lease_until < now())
-            OR (s.owner IS NULL AND (s.status = 'pending' OR EXISTS (SELECT 1 FROM ${t.inbox} i WHERE i.session_id = s.id)))
+         WHERE ((s.owner IS NOT NULL AND s.lease_until < now())
+            OR (s.owner IS NULL AND (s.status = 'pending' OR EXISTS (SELECT 1 FROM ${t.inbox} i WHERE i.session_id = s.id))))
+         AND NOT (s.id = ANY($4::text[]))
          ORDER BY s.updated_at
          LIMIT $1
          FOR UPDATE SKIP LOCKED)
        UPDATE ${t.sessions} s SET owner = $2, epoch = s.epoch + 1, lease_until = now() + $3 * interval '1 millisecond'
        FROM c WHERE s.id = c.id
        RETURNING s.id, s.epoch`,
-      [limit, this.ownerId, this.leaseMs],
+      [limit, this.ownerId, this.leaseMs, options.exclude ?? []],
     )
     for (const row of claimed.rows) this.#claims.set(row.id, row.epoch)
     this.#armRenewal()
