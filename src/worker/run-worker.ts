@@ -88,7 +88,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (running !== undefined) running.task.poke()
     else wake()
   })
-  const offLost = store.onLeaseLost((id, error) => tasks.get(id)?.task.leaseLost(error))
+  const offLost = store.onLeaseLost((id, error, during) => tasks.get(id)?.task.leaseLost(error, during))
   const onAbort = (): void => wake()
   const stopped = (): boolean => signal?.aborted === true
   signal?.addEventListener('abort', onAbort)
@@ -102,11 +102,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         try {
           const now = Date.now()
           for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
-          for (const claim of await store.claimSessions(free, { exclude: [...backoff.keys()] })) {
+          for (const claim of await store.claimSessions(free, { exclude: [...backoff.keys(), ...tasks.keys()] })) {
             const task = new SessionTask(claim.id, ctx)
             const done = task.run().then((opened) => {
               if (!opened) backoff.set(claim.id, Date.now() + FAILED_BACKOFF_MS)
-              tasks.delete(claim.id)
+              if (tasks.get(claim.id)?.task === task) tasks.delete(claim.id)
               wake()
             })
             tasks.set(claim.id, { task, done })

@@ -9,7 +9,7 @@ export type WorkerEvent =
   | { readonly type: 'claimed'; readonly sessionId: string; readonly epoch: number; readonly queued: number }
   | { readonly type: 'input'; readonly sessionId: string; readonly kinds: readonly string[] }
   | { readonly type: 'released'; readonly sessionId: string; readonly status: 'idle' | 'pending' }
-  | { readonly type: 'lease-lost'; readonly sessionId: string; readonly message: string }
+  | { readonly type: 'lease-lost'; readonly sessionId: string; readonly during: 'flush' | 'renewal'; readonly message: string }
   | { readonly type: 'error'; readonly sessionId?: string; readonly code: string; readonly message: string }
 
 /** How long one session is served: the timings {@link runWorker} passes down. */
@@ -62,10 +62,10 @@ export class SessionTask {
   }
 
   /** The lease is gone: abort the turn now; nothing more is written. */
-  leaseLost(error: HarnessError): void {
+  leaseLost(error: HarnessError, during: 'flush' | 'renewal'): void {
     if (this.#lost) return
     this.#lost = true
-    this.#ctx.report({ type: 'lease-lost', sessionId: this.#id, message: error.message })
+    this.#ctx.report({ type: 'lease-lost', sessionId: this.#id, during, message: error.message })
     this.#agent?.cancel({ kind: 'hook', reason: 'lease lost' }, { keepInbox: true })
     this.poke()
   }

@@ -34,8 +34,11 @@ export interface PostgresStoreOptions {
   readonly knownTypes?: Iterable<string>
 }
 
-/** Called when a writer of this store is fenced off (its session was taken over by a newer epoch). */
-export type LeaseLostListener = (sessionId: string, error: HarnessError) => void
+/**
+ * Called when a writer of this store is fenced off (its session was taken over by a newer epoch); `during` says
+ * whether a flush was refused or a lease renewal found out first.
+ */
+export type LeaseLostListener = (sessionId: string, error: HarnessError, during: 'flush' | 'renewal') => void
 
 /** One session a worker claimed: open it (through `harness.resumeAgent`) before the claim's lease runs out. */
 export interface SessionClaim {
@@ -116,8 +119,8 @@ export class PostgresStore implements SessionStore {
       untrack: (writer) => {
         if (this.#writers.get(writer.id) === writer) this.#writers.delete(writer.id)
       },
-      leaseLost: (writer, error) => {
-        for (const listener of [...this.#leaseLost]) listener(writer.id, error)
+      leaseLost: (writer, error, during) => {
+        for (const listener of [...this.#leaseLost]) listener(writer.id, error, during)
       },
     }
   }
@@ -227,7 +230,8 @@ export class PostgresStore implements SessionStore {
   async pendingInput(sessionId: string): Promise<InboxRow[]> {
     await this.#ready
     const found = await this.#pool.query<{ id: string; kind: string; message: string | null }>(
-      `SELECT id::text AS id, kind, message FROM ${this.tables.inbox} WHERE session_id = $1 ORDER BY id`,
+      // Ordered by the bigint, not by its text (which is what `ORDER BY id` would pick: "10" < "9").
+      `SELECT i.id::text AS id, i.kind, i.message FROM ${this.tables.inbox} i WHERE i.session_id = $1 ORDER BY i.id`,
       [sessionId],
     )
     return found.rows.map(decodeInboxRow)
@@ -306,7 +310,8 @@ export class PostgresStore implements SessionStore {
        UPDATE ${t.sessions} s SET owner = $2, epoch = s.epoch + 1, lease_until = now() + $3 * interval '1 millisecond'
        FROM c WHERE s.id = c.id
        RETURNING s.id, s.epoch`,
-      [limit, this.ownerId, this.leaseMs, options.exclude ?? []],
+      // Never a session this store still serves: a stalled owner's own expired lease is renewed or fenced, not re-claimed.
+      [limit, this.ownerId, this.leaseMs, [...(options.exclude ?? []), ...this.#writers.keys(), ...this.#claims.keys()]],
     )
     for (const row of claimed.rows) this.#claims.set(row.id, row.epoch)
     this.#armRenewal()
@@ -465,7 +470,7 @@ export class PostgresStore implements SessionStore {
       [ids, epochs, this.leaseMs],
     )
     const alive = new Set(renewed.rows.map((r) => r.id))
-    for (const writer of held) if (!alive.has(writer.id) && this.#writers.get(writer.id) === writer) writer.fence(this.#leaseLostError(writer.id, writer.epoch))
+    for (const writer of held) if (!alive.has(writer.id) && this.#writers.get(writer.id) === writer) writer.leaseMissed(this.#leaseLostError(writer.id, writer.epoch))
     for (const [id, epoch] of claims) if (!alive.has(id) && this.#claims.get(id) === epoch) this.#claims.delete(id)
   }
 

@@ -26,7 +26,7 @@ export interface WriterBackend {
   release(id: string, epoch: number, status: SessionStatus | undefined): Promise<void>
   deleteInboxRows(id: string, epoch: number, ids: readonly string[]): Promise<void>
   untrack(writer: PostgresWriter): void
-  leaseLost(writer: PostgresWriter, error: HarnessError): void
+  leaseLost(writer: PostgresWriter, error: HarnessError, during: 'flush' | 'renewal'): void
 }
 
 interface PendingDelete {
@@ -51,6 +51,8 @@ export class PostgresWriter implements SessionWriter {
   readonly #commit: SequencedCommit
   readonly #deletes: PendingDelete[] = []
   #nextSeq: number
+  /** Last seq known to be committed. */
+  #durableSeq: number
   #fenced: HarnessError | undefined
   #titled: boolean
   #releaseStatus: SessionStatus | undefined
@@ -68,6 +70,7 @@ export class PostgresWriter implements SessionWriter {
     this.id = id
     this.epoch = epoch
     this.#nextSeq = nextSeq
+    this.#durableSeq = nextSeq - 1
     this.#titled = titled
     this.#commit = new SequencedCommit(id, nextSeq, (batch) => this.#sink(batch), backend.flushDelayMs)
   }
@@ -119,12 +122,29 @@ export class PostgresWriter implements SessionWriter {
 
   /**
    * @internal Fences this writer off (its lease was taken over): buffered events are dropped, every later
-   * append or flush throws `error`.
+   * append or flush throws `error`. `during` says who found out: a refused flush or a lease renewal.
    */
-  fence(error: HarnessError): void {
+  fence(error: HarnessError, during: 'flush' | 'renewal'): void {
     if (this.#fenced !== undefined) return
     this.#fenced = error
-    this.#backend.leaseLost(this, error)
+    this.#backend.leaseLost(this, error, during)
+  }
+
+  /**
+   * @internal A renewal found the lease gone. Events not yet committed are flushed anyway, so the database's
+   * refusal is what fences this writer (the flush is the fence; the renewal only hurries it); with nothing
+   * pending it is fenced at once.
+   */
+  leaseMissed(error: HarnessError): void {
+    if (this.#fenced !== undefined) return
+    if (this.#nextSeq - 1 <= this.#durableSeq) {
+      this.fence(error, 'renewal')
+      return
+    }
+    this.#commit.flush().then(
+      () => undefined,
+      () => this.fence(error, 'renewal'),
+    )
   }
 
   close(): Promise<void> {
@@ -149,9 +169,10 @@ export class PostgresWriter implements SessionWriter {
     try {
       await this.#backend.commitBatch({ id: this.id, epoch: this.epoch, batch, inboxIds: due.flatMap((d) => d.ids), status: statusOf(batch), title })
     } catch (error) {
-      if (error instanceof HarnessError && error.code === 'LEASE_LOST') this.fence(error)
+      if (error instanceof HarnessError && error.code === 'LEASE_LOST') this.fence(error, 'flush')
       throw error
     }
+    this.#durableSeq = last
     if (title !== undefined) this.#titled = true
     for (const d of due) this.#deletes.splice(this.#deletes.indexOf(d), 1)
   }
