@@ -127,6 +127,16 @@ export class Agent {
   }
 
   /**
+   * Starts the queued next-turn input that no waking send will start: what a resumed session still holds in
+   * its log (a worker calls it after a takeover). No-op while running, when disposed, or with nothing queued
+   * for a new turn.
+   */
+  wake(): void {
+    if (this.#disposed !== undefined || this.inbox.nextTurn.length === 0) return
+    this.#wake()
+  }
+
+  /**
    * Cancels the running turn (it ends `aborted` with the first cause) and, unless `keepInbox`, durably clears
    * queued input — even when idle.
    */

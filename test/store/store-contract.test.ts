@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import {
   createHarness,
@@ -63,6 +63,12 @@ const types = (events: readonly SessionEvent[]): string[] => events.map((e) => e
 
 describe.each(STORE_KINDS)('store contract: $name', (kind) => {
   let kit: StoreKit
+  beforeAll(async () => {
+    await kind.setup?.()
+  })
+  afterAll(async () => {
+    await kind.teardown?.()
+  })
   beforeEach(() => {
     kit = kind.make()
   })

@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import { MemoryStore, type SessionStore } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
+import { PostgresStore } from '../../src/store/postgres.js'
+import { createScratchDatabase, type ScratchDatabase } from './postgres-scratch.js'
 
 /** A store under test, with a way to open a second, independent instance over the same storage. */
 export interface StoreKit {
@@ -15,8 +17,19 @@ export interface StoreKit {
   cleanup(): Promise<void>
 }
 
-/** Makes kits for each store kind, in fresh temp dirs. */
-export const STORE_KINDS: readonly { readonly name: string; make(): StoreKit }[] = [
+/** A store kind: `make` gives a fresh kit per test; `setup`/`teardown` run once around a file's tests. */
+export interface StoreKind {
+  readonly name: string
+  make(): StoreKit
+  setup?(): Promise<void>
+  teardown?(): Promise<void>
+}
+
+let scratch: ScratchDatabase | undefined
+let kitNumber = 0
+
+/** Makes kits for each store kind, in fresh temp dirs (PostgreSQL: a fresh schema of one scratch database). */
+export const STORE_KINDS: readonly StoreKind[] = [
   {
     name: 'MemoryStore',
     make() {
@@ -26,6 +39,34 @@ export const STORE_KINDS: readonly { readonly name: string; make(): StoreKit }[]
   },
   { name: 'JsonlStore', make: () => onDisk('ll-jsonl-', (root) => new JsonlStore({ dir: join(root, 'sessions') })) },
   { name: 'SqliteStore', make: () => onDisk('ll-sqlite-', (root) => new SqliteStore({ path: join(root, 'sessions.db') })) },
+  {
+    name: 'PostgresStore',
+    async setup() {
+      scratch = await createScratchDatabase()
+    },
+    async teardown() {
+      await scratch?.drop()
+      scratch = undefined
+    },
+    make() {
+      const url = (scratch as ScratchDatabase).url
+      const schema = `kit_${kitNumber++}`
+      const opened: PostgresStore[] = []
+      const another = (): PostgresStore => {
+        const store = new PostgresStore({ connectionString: url, schema, leaseMs: 5000 })
+        opened.push(store)
+        return store
+      }
+      return {
+        store: another(),
+        another,
+        durable: true,
+        async cleanup() {
+          await Promise.allSettled(opened.map((s) => s.close()))
+        },
+      }
+    },
+  },
 ]
 
 /** A kit over a fresh temp dir: every instance `open` makes is closed, and the dir removed, on cleanup. */

@@ -1,0 +1,541 @@
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import pg from 'pg'
+import { HarnessError } from '../../errors/harness-error.js'
+import type { SessionEvent } from '../../session/events.js'
+import type { SessionHeader } from '../../session/session.js'
+import { checkFlushDelay } from '../group-commit.js'
+import { headerRecord, parseHeaderRecord } from '../session-file.js'
+import { checkSeed, checkSessionId } from '../stored-log.js'
+import type { SessionStore, SessionSummary, StoredSession } from '../types.js'
+import { decodeInboxRow, encodeInboxInput, type InboxInput, type InboxRow } from './inbox-input.js'
+import { NotificationHub } from './notifications.js'
+import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBackend } from './postgres-writer.js'
+import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
+import { migrateSchema, storeTables, type StoreTables } from './schema.js'
+
+/** Options of {@link PostgresStore}. Give `connectionString` or `pool`. */
+export interface PostgresStoreOptions {
+  /** `postgres://user@host:port/db`: the store opens (and on close ends) its own pool. */
+  readonly connectionString?: string
+  /** A pool you manage (the store never ends it). */
+  readonly pool?: pg.Pool
+  /** PostgreSQL schema holding the tables (default `ledgerloop`; created on first use). */
+  readonly schema?: string
+  /** How long a lease lasts without renewal, in database time (default 30 s; renewed every third of it). */
+  readonly leaseMs?: number
+  /** Who this store is in `sessions.owner` (default `<host>:<pid>:<random>`). Must be unique per live process. */
+  readonly ownerId?: string
+  /** Timer flush after the first buffered append, 0..50 ms (default 20). */
+  readonly flushDelayMs?: number
+  /** Store runs of ≥3 chunk events as one packed row (default true). Reading never depends on it. */
+  readonly packChunks?: boolean
+  /** Plugin event types to accept on load without `ignorable`. */
+  readonly knownTypes?: Iterable<string>
+}
+
+/**
+ * Called when a writer of this store is fenced off (its session was taken over by a newer epoch); `during` says
+ * whether a flush was refused or a lease renewal found out first.
+ */
+export type LeaseLostListener = (sessionId: string, error: HarnessError, during: 'flush' | 'renewal') => void
+
+/** One session a worker claimed: open it (through `harness.resumeAgent`) before the claim's lease runs out. */
+export interface SessionClaim {
+  readonly id: string
+  readonly epoch: number
+}
+
+interface ClaimedRow {
+  readonly epoch: number
+  readonly header: string
+  readonly head_seq: number
+  readonly titled: boolean
+}
+
+/**
+ * Sessions in PostgreSQL (15+, through `pg`, an optional peer dependency; import from `ledgerloop/postgres`),
+ * shared by many processes on many machines. `sessions` holds each header and its lease (`owner`, `epoch`,
+ * `lease_until` in database time), `events` one row per stored record (an event, or a packed chunk run as in
+ * the JSONL store) keyed by `(session_id, seq)`, `inbox` input for sessions someone else owns.
+ *
+ * One writer per session through the lease: `open` claims it (`FOR UPDATE SKIP LOCKED`; `SESSION_LOCKED` while
+ * another owner's lease runs), the store renews its leases every third of `leaseMs`, closing a writer releases.
+ * Fencing: every flush is one statement that first checks the writer's epoch, so a writer whose expired lease
+ * was taken over gets `LEASE_LOST` and writes nothing more; the primary key refuses a duplicate seq besides.
+ * @example
+ * ```ts
+ * import { PostgresStore } from 'ledgerloop/postgres'
+ * const store = new PostgresStore({ connectionString: 'postgres://app@db.internal/agents' })
+ * const harness = createHarness({ store, adapters: [deepseekAdapter()] })
+ * ```
+ */
+export class PostgresStore implements SessionStore {
+  /** This store's name in `sessions.owner`. */
+  readonly ownerId: string
+  /** How long a lease lasts without renewal (ms). */
+  readonly leaseMs: number
+  /** @internal */
+  readonly tables: StoreTables
+  readonly #pool: pg.Pool
+  readonly #ownsPool: boolean
+  readonly #pack: boolean
+  readonly #delayMs: number
+  readonly #knownTypes: readonly string[] | undefined
+  readonly #writers = new Map<string, PostgresWriter>()
+  readonly #claims = new Map<string, number>()
+  readonly #leaseLost = new Set<LeaseLostListener>()
+  readonly #hub: NotificationHub
+  readonly #ready: Promise<void>
+  readonly #backend: WriterBackend
+  #renewal: NodeJS.Timeout | undefined
+  #closed = false
+
+  /** @param options - `connectionString` or `pool` is required */
+  constructor(options: PostgresStoreOptions) {
+    if (options?.pool === undefined && (typeof options?.connectionString !== 'string' || options.connectionString === '')) {
+      throw new HarnessError('PostgresStore needs a connectionString or a pool', 'INVALID_CONFIG')
+    }
+    this.tables = storeTables(options.schema ?? 'ledgerloop')
+    this.leaseMs = options.leaseMs ?? 30_000
+    if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs < 300) throw new HarnessError('leaseMs must be an integer ≥ 300', 'INVALID_CONFIG')
+    this.#delayMs = options.flushDelayMs ?? 20
+    checkFlushDelay(this.#delayMs)
+    this.#pack = options.packChunks ?? true
+    this.#knownTypes = options.knownTypes === undefined ? undefined : [...options.knownTypes]
+    this.ownerId = options.ownerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    this.#ownsPool = options.pool === undefined
+    this.#pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 10 })
+    // An idle pooled connection that dies (server restart) must not crash the process: the next query reconnects.
+    if (this.#ownsPool) this.#pool.on('error', () => undefined)
+    this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel])
+    this.#ready = migrateSchema(this.#pool, this.tables)
+    this.#ready.catch(() => undefined)
+    this.#backend = {
+      flushDelayMs: this.#delayMs,
+      commitBatch: (commit) => this.#commitBatch(commit),
+      release: (id, epoch, status) => this.#release(id, epoch, status),
+      deleteInboxRows: (id, epoch, ids) => this.#deleteInboxRows(id, epoch, ids),
+      untrack: (writer) => {
+        if (this.#writers.get(writer.id) === writer) this.#writers.delete(writer.id)
+      },
+      leaseLost: (writer, error, during) => {
+        for (const listener of [...this.#leaseLost]) listener(writer.id, error, during)
+      },
+    }
+  }
+
+  /** Resolves once the schema exists and is current (every method waits for it; call it to fail fast). */
+  ready(): Promise<void> {
+    return this.#ready
+  }
+
+  async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<PostgresWriter> {
+    checkSessionId(header.id)
+    checkSeed(header.id, seed)
+    const epoch = await this.#insertSession(header, seed, true)
+    return this.#track(new PostgresWriter(this.#backend, header.id, epoch, seed.length, false))
+  }
+
+  /**
+   * Creates a session that no one owns yet (for input sent through the inbox: a worker claims it when input
+   * arrives). `SESSION_EXISTS` when taken.
+   */
+  async createDetached(header: SessionHeader): Promise<void> {
+    checkSessionId(header.id)
+    await this.#insertSession(header, [], false)
+  }
+
+  async open(id: string): Promise<StoredSession & { readonly writer: PostgresWriter }> {
+    checkSessionId(id)
+    await this.#ready
+    const claimed = this.#claims.get(id)
+    this.#claims.delete(id)
+    const row = claimed === undefined ? await this.#claim(id) : await this.#ownedRow(id, claimed)
+    const writer = this.#track(new PostgresWriter(this.#backend, id, row.epoch, row.head_seq, row.titled))
+    try {
+      const header = parseHeaderRecord(row.header, id, this.#where(id, 'header'))
+      const events = await loadEvents(this.#pool, this.tables, header, row.head_seq, (seq) => this.#where(id, `row seq ${seq}`), this.#knownTypes)
+      return { header, events, writer }
+    } catch (error) {
+      await writer.close()
+      throw error
+    }
+  }
+
+  async read(id: string): Promise<StoredSession> {
+    checkSessionId(id)
+    await this.#ready
+    const found = await this.#pool.query<{ header: string; head_seq: number }>(`SELECT header, head_seq FROM ${this.tables.sessions} WHERE id = $1`, [id])
+    const row = found.rows[0]
+    if (row === undefined) throw this.#notFound(id)
+    const header = parseHeaderRecord(row.header, id, this.#where(id, 'header'))
+    const events = await loadEvents(this.#pool, this.tables, header, row.head_seq, (seq) => this.#where(id, `row seq ${seq}`), this.#knownTypes)
+    return { header, events }
+  }
+
+  async has(id: string): Promise<boolean> {
+    checkSessionId(id)
+    await this.#ready
+    return (await this.#pool.query(`SELECT 1 FROM ${this.tables.sessions} WHERE id = $1`, [id])).rows.length > 0
+  }
+
+  async list(): Promise<SessionSummary[]> {
+    await this.#ready
+    const found = await this.#pool.query<{ id: string; header: string; created_at: number; updated_at: number }>(
+      `SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at
+       FROM ${this.tables.sessions} ORDER BY updated_at DESC, id`,
+    )
+    return found.rows.map((r) => {
+      const base = { id: r.id, createdAt: r.created_at, updatedAt: Math.round(r.updated_at) }
+      try {
+        const header = parseHeaderRecord(r.header, r.id, this.#where(r.id, 'header'))
+        return header.parentSession !== undefined ? { ...base, parentSession: header.parentSession } : base
+      } catch (error) {
+        return { ...base, problem: (error as Error).message }
+      }
+    })
+  }
+
+  /**
+   * Sends input to a session whoever owns it (or no one): one `inbox` row plus a NOTIFY that wakes the owner,
+   * in one statement. The owner moves it into its log in order (an `agent/inbox/*` event) and deletes the row
+   * in the same transaction. Returns the row id. `SESSION_NOT_FOUND` for an unknown session.
+   * @example
+   * ```ts
+   * await store.send(sessionId, { kind: 'followup', message: 'and now the tests' })
+   * await store.send(sessionId, { kind: 'cancel' })
+   * ```
+   */
+  async send(sessionId: string, input: InboxInput): Promise<string> {
+    checkSessionId(sessionId)
+    const { kind, message } = encodeInboxInput(input)
+    await this.#ready
+    try {
+      const sent = await this.#pool.query<{ id: string }>(
+        `WITH i AS (INSERT INTO ${this.tables.inbox} (session_id, kind, message) VALUES ($1, $2, $3) RETURNING id)
+         SELECT id::text AS id, pg_notify($4, $1) FROM i`,
+        [sessionId, kind, message, this.tables.inboxChannel],
+      )
+      return (sent.rows[0] as { id: string }).id
+    } catch (error) {
+      if ((error as { code?: string }).code === '23503') throw this.#notFound(sessionId)
+      throw error
+    }
+  }
+
+  /**
+   * Input waiting in a session's inbox, oldest first (the owner reads it; see {@link PostgresWriter.moveInboxRows}).
+   */
+  async pendingInput(sessionId: string): Promise<InboxRow[]> {
+    await this.#ready
+    const found = await this.#pool.query<{ id: string; kind: string; message: string | null }>(
+      // Ordered by the bigint, not by its text (which is what `ORDER BY id` would pick: "10" < "9").
+      `SELECT i.id::text AS id, i.kind, i.message FROM ${this.tables.inbox} i WHERE i.session_id = $1 ORDER BY i.id`,
+      [sessionId],
+    )
+    return found.rows.map(decodeInboxRow)
+  }
+
+  /** Events after seq `after` (all with -1), oldest first, at most `limit` (default 1000): for followers. */
+  async readEvents(sessionId: string, options: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
+    checkSessionId(sessionId)
+    await this.#ready
+    return readEventsAfter(this.#pool, this.tables, sessionId, options.after ?? -1, options.limit ?? 1000)
+  }
+
+  /**
+   * Follows a session's log live: yields every event after `after`, in seq order, as owners commit them
+   * (LISTEN on the events channel, with polling every `pollMs` as the fallback) until `signal` aborts.
+   * @example
+   * ```ts
+   * for await (const event of store.follow(id, { signal })) if (event.type === 'turn/end') break
+   * ```
+   */
+  follow(sessionId: string, options: FollowOptions = {}): AsyncIterable<SessionEvent> {
+    checkSessionId(sessionId)
+    return followEvents(
+      { hub: this.#hub, channel: this.tables.eventsChannel, read: (after, limit) => this.readEvents(sessionId, { after, limit }) },
+      sessionId,
+      options,
+    )
+  }
+
+  /**
+   * Calls `listener` with the session id of every inbox NOTIFY (a hint that input arrived; poll as well).
+   * Returns the unsubscriber.
+   */
+  onInput(listener: (sessionId: string) => void): () => void {
+    return this.#hub.subscribe(this.tables.inboxChannel, listener)
+  }
+
+  /** Resolves once notifications are being received (rejects while the database is unreachable). */
+  listening(): Promise<void> {
+    return this.#hub.ready()
+  }
+
+  /** Calls `listener` whenever one of this store's writers is fenced off. Returns the unsubscriber. */
+  onLeaseLost(listener: LeaseLostListener): () => void {
+    this.#leaseLost.add(listener)
+    return () => {
+      this.#leaseLost.delete(listener)
+    }
+  }
+
+  /** The open writer of a session in this store, if any. */
+  writerOf(sessionId: string): PostgresWriter | undefined {
+    return this.#writers.get(sessionId)
+  }
+
+  /**
+   * Claims up to `limit` sessions that need an owner: input waiting with no live owner, an expired lease (its
+   * owner died or stalled: the session needs repair and may hold queued work), or a release marked `pending`.
+   * One statement with `FOR UPDATE SKIP LOCKED`, so concurrent workers never claim the same session. Each
+   * claim's lease is renewed with this store's writers; open it with `open` (or `harness.resumeAgent`).
+   * `exclude` skips sessions the caller does not want now (e.g. ones that just failed to open).
+   */
+  async claimSessions(limit: number, options: { readonly exclude?: readonly string[] } = {}): Promise<SessionClaim[]> {
+    if (!Number.isSafeInteger(limit) || limit <= 0) return []
+    await this.#ready
+    const t = this.tables
+    const claimed = await this.#pool.query<{ id: string; epoch: number }>(
+      `WITH c AS (
+         SELECT s.id FROM ${t.sessions} s
+         WHERE ((s.owner IS NOT NULL AND s.lease_until < now())
+            OR (s.owner IS NULL AND (s.status = 'pending' OR EXISTS (SELECT 1 FROM ${t.inbox} i WHERE i.session_id = s.id))))
+         AND NOT (s.id = ANY($4::text[]))
+         ORDER BY s.updated_at
+         LIMIT $1
+         FOR UPDATE SKIP LOCKED)
+       UPDATE ${t.sessions} s SET owner = $2, epoch = s.epoch + 1, lease_until = now() + $3 * interval '1 millisecond'
+       FROM c WHERE s.id = c.id
+       RETURNING s.id, s.epoch`,
+      // Never a session this store still serves: a stalled owner's own expired lease is renewed or fenced, not re-claimed.
+      [limit, this.ownerId, this.leaseMs, [...(options.exclude ?? []), ...this.#writers.keys(), ...this.#claims.keys()]],
+    )
+    for (const row of claimed.rows) this.#claims.set(row.id, row.epoch)
+    this.#armRenewal()
+    return claimed.rows.map((r) => ({ id: r.id, epoch: r.epoch }))
+  }
+
+  /** Gives back a claim that was not opened (e.g. its log failed to load), marking it `status`. */
+  async releaseClaim(sessionId: string, status?: SessionStatus): Promise<void> {
+    const epoch = this.#claims.get(sessionId)
+    if (epoch === undefined) return
+    this.#claims.delete(sessionId)
+    await this.#release(sessionId, epoch, status)
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    if (this.#renewal !== undefined) clearInterval(this.#renewal)
+    const results = await Promise.allSettled([...this.#writers.values()].map((w) => w.close()))
+    await Promise.allSettled([...this.#claims.keys()].map((id) => this.releaseClaim(id)))
+    await this.#hub.close()
+    if (this.#ownsPool) await this.#pool.end()
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed !== undefined) throw failed.reason
+  }
+
+  #track(writer: PostgresWriter): PostgresWriter {
+    this.#writers.set(writer.id, writer)
+    this.#armRenewal()
+    return writer
+  }
+
+  async #insertSession(header: SessionHeader, seed: readonly SessionEvent[], owned: boolean): Promise<number> {
+    if (this.#closed) throw new HarnessError('the store is closed', 'STORE_CLOSED')
+    await this.#ready
+    const rows = encodeRows(seed, this.#pack)
+    const t = this.tables
+    const inserted = await this.#pool.query<{ epoch: number }>(
+      `WITH s AS (
+         INSERT INTO ${t.sessions} (id, header, created_at, owner, epoch, lease_until, head_seq)
+         VALUES ($1, $2, $3, $4, $5, CASE WHEN $4::text IS NULL THEN NULL ELSE now() + $6 * interval '1 millisecond' END, $7)
+         ON CONFLICT (id) DO NOTHING
+         RETURNING id, epoch),
+       e AS (
+         INSERT INTO ${t.events} (session_id, seq, type, data)
+         SELECT s.id, r.seq, r.type, r.data FROM s, unnest($8::int[], $9::text[], $10::text[]) AS r(seq, type, data))
+       SELECT epoch FROM s`,
+      [header.id, headerRecord(header), header.createdAt, owned ? this.ownerId : null, owned ? 1 : 0, this.leaseMs, seed.length, rows.seqs, rows.types, rows.data],
+    )
+    const row = inserted.rows[0]
+    if (row === undefined) throw new HarnessError(`session '${header.id}' already exists in ${this.#describe()}`, 'SESSION_EXISTS')
+    return row.epoch
+  }
+
+  async #claim(id: string): Promise<ClaimedRow> {
+    const t = this.tables
+    const claimed = await this.#pool.query<ClaimedRow>(
+      `WITH c AS (SELECT id FROM ${t.sessions} WHERE id = $1 AND (owner IS NULL OR lease_until < now()) FOR UPDATE SKIP LOCKED)
+       UPDATE ${t.sessions} s SET owner = $2, epoch = s.epoch + 1, lease_until = now() + $3 * interval '1 millisecond'
+       FROM c WHERE s.id = c.id
+       RETURNING s.epoch, s.header, s.head_seq, s.title IS NOT NULL AS titled`,
+      [id, this.ownerId, this.leaseMs],
+    )
+    const row = claimed.rows[0]
+    if (row !== undefined) return row
+    const holder = await this.#pool.query<{ owner: string | null; left_ms: number | null }>(
+      `SELECT owner, (extract(epoch FROM lease_until - now()) * 1000)::int AS left_ms FROM ${t.sessions} WHERE id = $1`,
+      [id],
+    )
+    const current = holder.rows[0]
+    if (current === undefined) throw this.#notFound(id)
+    const who = current.owner === null ? 'another writer (it is being claimed right now)' : `${current.owner} (lease ends in ${current.left_ms ?? 0} ms)`
+    throw new HarnessError(`session '${id}' is open in another writer: ${who} in ${this.#describe()}`, 'SESSION_LOCKED')
+  }
+
+  async #ownedRow(id: string, epoch: number): Promise<ClaimedRow> {
+    const found = await this.#pool.query<ClaimedRow>(
+      `SELECT epoch, header, head_seq, title IS NOT NULL AS titled FROM ${this.tables.sessions} WHERE id = $1 AND epoch = $2 AND owner = $3`,
+      [id, epoch, this.ownerId],
+    )
+    const row = found.rows[0]
+    if (row === undefined) throw this.#leaseLostError(id, epoch)
+    return row
+  }
+
+  async #commitBatch(commit: BatchCommit): Promise<void> {
+    const rows = encodeRows(commit.batch, this.#pack)
+    const first = (commit.batch[0] as SessionEvent).seq
+    const head = first + commit.batch.length
+    const t = this.tables
+    let done: pg.QueryResult
+    try {
+      done = await this.#pool.query(
+        `WITH f AS (
+           UPDATE ${t.sessions} SET head_seq = $3, updated_at = now(), lease_until = now() + $4 * interval '1 millisecond',
+             status = COALESCE($5, status), title = COALESCE(title, $6)
+           WHERE id = $1 AND epoch = $2 AND head_seq = $7
+           RETURNING id),
+         e AS (
+           INSERT INTO ${t.events} (session_id, seq, type, data)
+           SELECT f.id, r.seq, r.type, r.data FROM f, unnest($8::int[], $9::text[], $10::text[]) AS r(seq, type, data)),
+         d AS (
+           DELETE FROM ${t.inbox} WHERE session_id = $1 AND id = ANY($11::bigint[]) AND EXISTS (SELECT 1 FROM f))
+         SELECT pg_notify($12, f.id || ' ' || $3) FROM f`,
+        [commit.id, commit.epoch, head, this.leaseMs, commit.status ?? null, commit.title ?? null, first, rows.seqs, rows.types, rows.data, commit.inboxIds, t.eventsChannel],
+      )
+    } catch (error) {
+      // The second fence: someone else already wrote one of these seqs.
+      if ((error as { code?: string }).code === '23505') throw this.#leaseLostError(commit.id, commit.epoch, error)
+      throw error
+    }
+    if (done.rowCount === 1) return
+    const found = await this.#pool.query<{ epoch: number; head_seq: number }>(`SELECT epoch, head_seq FROM ${t.sessions} WHERE id = $1`, [commit.id])
+    const row = found.rows[0]
+    if (row === undefined) throw this.#notFound(commit.id)
+    if (row.epoch !== commit.epoch) throw this.#leaseLostError(commit.id, commit.epoch)
+    throw new HarnessError(`session '${commit.id}' in ${this.#describe()} continues at seq ${row.head_seq}, not ${first}`, 'SESSION_CORRUPT')
+  }
+
+  async #release(id: string, epoch: number, status: SessionStatus | undefined): Promise<void> {
+    await this.#pool.query(
+      `UPDATE ${this.tables.sessions} SET owner = NULL, lease_until = NULL, status = COALESCE($3, status) WHERE id = $1 AND epoch = $2`,
+      [id, epoch, status ?? null],
+    )
+  }
+
+  async #deleteInboxRows(id: string, epoch: number, ids: readonly string[]): Promise<void> {
+    const t = this.tables
+    const done = await this.#pool.query(
+      `WITH f AS (SELECT id FROM ${t.sessions} WHERE id = $1 AND epoch = $2 FOR UPDATE)
+       DELETE FROM ${t.inbox} WHERE session_id = $1 AND id = ANY($3::bigint[]) AND EXISTS (SELECT 1 FROM f) RETURNING id`,
+      [id, epoch, ids],
+    )
+    if (done.rowCount === 0 && ids.length > 0) {
+      const owned = await this.#pool.query(`SELECT 1 FROM ${t.sessions} WHERE id = $1 AND epoch = $2`, [id, epoch])
+      if (owned.rows.length === 0) throw this.#leaseLostError(id, epoch)
+    }
+  }
+
+  /** Renews every lease this store holds in one statement; a lease found taken over fences its writer. */
+  async #renew(): Promise<void> {
+    const held = [...this.#writers.values()].filter((w) => w.fenced === undefined)
+    const claims = [...this.#claims.entries()]
+    if (held.length + claims.length === 0) {
+      if (this.#renewal !== undefined) clearInterval(this.#renewal)
+      this.#renewal = undefined
+      return
+    }
+    const ids = [...held.map((w) => w.id), ...claims.map(([id]) => id)]
+    const epochs = [...held.map((w) => w.epoch), ...claims.map(([, epoch]) => epoch)]
+    const renewed = await this.#pool.query<{ id: string }>(
+      `UPDATE ${this.tables.sessions} s SET lease_until = now() + $3 * interval '1 millisecond'
+       FROM unnest($1::text[], $2::int[]) AS o(id, epoch)
+       WHERE s.id = o.id AND s.epoch = o.epoch
+       RETURNING s.id`,
+      [ids, epochs, this.leaseMs],
+    )
+    const alive = new Set(renewed.rows.map((r) => r.id))
+    for (const writer of held) if (!alive.has(writer.id) && this.#writers.get(writer.id) === writer) writer.leaseMissed(this.#leaseLostError(writer.id, writer.epoch))
+    for (const [id, epoch] of claims) if (!alive.has(id) && this.#claims.get(id) === epoch) this.#claims.delete(id)
+  }
+
+  #armRenewal(): void {
+    if (this.#renewal !== undefined || this.#closed) return
+    this.#renewal = setInterval(() => {
+      // A failed renewal (database briefly unreachable) is retried on the next tick; fencing keeps it safe.
+      this.#renew().catch(() => undefined)
+    }, Math.max(50, Math.floor(this.leaseMs / 3)))
+    this.#renewal.unref()
+  }
+
+  #leaseLostError(id: string, epoch: number, cause?: unknown): HarnessError {
+    return new HarnessError(
+      `session '${id}' was taken over by another owner after lease epoch ${epoch} of ${this.ownerId} ran out; nothing more was written`,
+      'LEASE_LOST',
+      cause === undefined ? undefined : { cause },
+    )
+  }
+
+  #notFound(id: string): HarnessError {
+    return new HarnessError(`no session '${id}' in ${this.#describe()}`, 'SESSION_NOT_FOUND')
+  }
+
+  #where(id: string, part: string): string {
+    return `${this.#describe()} (session '${id}', ${part})`
+  }
+
+  // Never the connection string: it may carry a password.
+  #describe(): string {
+    return `PostgreSQL schema "${this.tables.schema}"`
+  }
+}
+
+/** Whether a `--store` value names a PostgreSQL database (`postgres://…` or `postgresql://…`). */
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value)
+}
+
+/**
+ * Opens a {@link PostgresStore} from a `postgres://` URL, as `--store postgres://…` does. A `schema` query
+ * parameter picks the PostgreSQL schema (`postgres://host/db?schema=agents`); the rest of the URL goes to `pg`
+ * untouched. Waits until the schema is ready, so a bad URL fails here with a clear error.
+ * @throws HarnessError `INVALID_CONFIG` for a URL that is not `postgres://`; `STORE_UNAVAILABLE` when the
+ *   database cannot be reached (the message never contains the password)
+ */
+export async function openPostgresStoreFromUrl(url: string, options: Omit<PostgresStoreOptions, 'connectionString' | 'pool'> = {}): Promise<PostgresStore> {
+  if (!isPostgresUrl(url)) throw new HarnessError('a PostgreSQL store URL starts with postgres:// or postgresql://', 'INVALID_CONFIG')
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new HarnessError('the PostgreSQL store URL is not a valid URL', 'INVALID_CONFIG')
+  }
+  const schema = parsed.searchParams.get('schema')
+  parsed.searchParams.delete('schema')
+  const store = new PostgresStore({ ...options, connectionString: parsed.toString(), ...(schema !== null && options.schema === undefined ? { schema } : {}) })
+  try {
+    await store.ready()
+  } catch (error) {
+    await store.close().catch(() => undefined)
+    if (error instanceof HarnessError) throw error
+    const safe = new URL(parsed.toString())
+    safe.password = ''
+    throw new HarnessError(`cannot use the PostgreSQL store at ${safe.toString()}: ${(error as Error).message}`, 'STORE_UNAVAILABLE', { cause: error })
+  }
+  return store
+}

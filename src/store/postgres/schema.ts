@@ -1,0 +1,117 @@
+import type pg from 'pg'
+import { HarnessError } from '../../errors/harness-error.js'
+
+/** The schema version this build writes and reads; older databases are migrated up to it on open. */
+export const POSTGRES_SCHEMA_VERSION = 1
+
+/** What a PostgreSQL schema name may be: a plain lower-case identifier, so it can be quoted into SQL safely. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/
+
+/**
+ * Table names of one store, qualified by its PostgreSQL schema, and the two NOTIFY channels it uses.
+ * Channel names carry the schema so stores in different schemas of one database do not wake each other.
+ */
+export interface StoreTables {
+  readonly schema: string
+  readonly sessions: string
+  readonly events: string
+  readonly inbox: string
+  readonly version: string
+  /** NOTIFY channel of new inbox rows (payload: session id). */
+  readonly inboxChannel: string
+  /** NOTIFY channel of committed events (payload: `<session id> <head seq>`). */
+  readonly eventsChannel: string
+}
+
+/**
+ * Qualified table names for a schema.
+ * @throws HarnessError `INVALID_CONFIG` for a name that is not a plain lower-case identifier
+ */
+export function storeTables(schema: string): StoreTables {
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
+    throw new HarnessError(`PostgresStore schema ${JSON.stringify(schema)} must be a lower-case identifier (a-z, 0-9, _; at most 48 characters)`, 'INVALID_CONFIG')
+  }
+  const q = (table: string): string => `"${schema}"."${table}"`
+  return {
+    schema,
+    sessions: q('sessions'),
+    events: q('events'),
+    inbox: q('inbox'),
+    version: q('schema_version'),
+    inboxChannel: `${schema}_inbox`,
+    eventsChannel: `${schema}_events`,
+  }
+}
+
+/**
+ * Each migration takes the schema from version `index` to `index + 1`. Append new ones; never edit a shipped
+ * one (a database that already ran it would not run it again).
+ */
+function migrations(t: StoreTables): readonly string[] {
+  return [
+    `
+    CREATE TABLE ${t.sessions} (
+      id          text PRIMARY KEY,
+      header      text NOT NULL,
+      created_at  bigint NOT NULL,
+      updated_at  timestamptz NOT NULL DEFAULT now(),
+      title       text,
+      owner       text,
+      epoch       integer NOT NULL DEFAULT 0,
+      lease_until timestamptz,
+      head_seq    integer NOT NULL DEFAULT 0,
+      status      text NOT NULL DEFAULT 'idle' CHECK (status IN ('idle', 'running', 'pending'))
+    );
+    CREATE TABLE ${t.events} (
+      session_id  text NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+      seq         integer NOT NULL,
+      type        text NOT NULL,
+      data        text NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE ${t.inbox} (
+      id          bigserial PRIMARY KEY,
+      session_id  text NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+      kind        text NOT NULL CHECK (kind IN ('followup', 'steer', 'inject', 'cancel')),
+      message     text,
+      created_at  timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX inbox_by_session ON ${t.inbox} (session_id, id);
+    CREATE INDEX sessions_by_update ON ${t.sessions} (updated_at DESC);
+    CREATE INDEX sessions_claimable ON ${t.sessions} (lease_until) WHERE owner IS NOT NULL;
+    `,
+  ]
+}
+
+/**
+ * Creates the store's schema and tables, or migrates them up to {@link POSTGRES_SCHEMA_VERSION}. Runs in one
+ * transaction under an advisory lock, so workers that start together migrate once and the rest wait.
+ * @throws HarnessError `SESSION_VERSION` when the database is newer than this build
+ */
+export async function migrateSchema(pool: pg.Pool, t: StoreTables): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ledgerloop schema ${t.schema}`])
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${t.schema}"`)
+    await client.query(`CREATE TABLE IF NOT EXISTS ${t.version} (version integer NOT NULL)`)
+    const found = await client.query<{ version: number }>(`SELECT version FROM ${t.version}`)
+    const current = found.rows[0]?.version ?? 0
+    if (current > POSTGRES_SCHEMA_VERSION) {
+      throw new HarnessError(
+        `schema "${t.schema}" has session schema version ${current}; this build of ledgerloop reads version ${POSTGRES_SCHEMA_VERSION}`,
+        'SESSION_VERSION',
+      )
+    }
+    const steps = migrations(t)
+    for (let version = current; version < POSTGRES_SCHEMA_VERSION; version++) await client.query(steps[version] as string)
+    if (found.rows.length === 0) await client.query(`INSERT INTO ${t.version} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION])
+    else if (current !== POSTGRES_SCHEMA_VERSION) await client.query(`UPDATE ${t.version} SET version = $1`, [POSTGRES_SCHEMA_VERSION])
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+}

@@ -1,0 +1,197 @@
+import type { Agent } from '../agent/agent.js'
+import type { Harness } from '../agent/harness.js'
+import { HarnessError } from '../errors/harness-error.js'
+import type { InboxRow } from '../store/postgres/inbox-input.js'
+import type { PostgresStore } from '../store/postgres/postgres-store.js'
+
+/** Something a worker did or met, for logs and tests (one JSON line each in `ledgerloop worker`). */
+export type WorkerEvent =
+  | { readonly type: 'claimed'; readonly sessionId: string; readonly epoch: number; readonly queued: number }
+  | { readonly type: 'input'; readonly sessionId: string; readonly kinds: readonly string[] }
+  | { readonly type: 'released'; readonly sessionId: string; readonly status: 'idle' | 'pending' }
+  | { readonly type: 'lease-lost'; readonly sessionId: string; readonly during: 'flush' | 'renewal'; readonly message: string }
+  | { readonly type: 'error'; readonly sessionId?: string; readonly code: string; readonly message: string }
+
+/** How long one session is served: the timings {@link runWorker} passes down. */
+export interface SessionTaskTimings {
+  /** Release an idle session after this long without new input. */
+  readonly idleGraceMs: number
+  /** Read the inbox at least this often (the fallback for a missed NOTIFY). */
+  readonly pollMs: number
+  /** On shutdown, wait this long for a running turn before cancelling it. */
+  readonly shutdownGraceMs: number
+}
+
+/** What a session task needs from its worker. */
+export interface SessionTaskContext {
+  readonly harness: Harness
+  readonly store: PostgresStore
+  readonly agentDefaults: { readonly provider?: string; readonly model?: string }
+  readonly timings: SessionTaskTimings
+  report(event: WorkerEvent): void
+}
+
+/**
+ * One claimed session, served until it has been idle for the grace period: resume (crash repair included),
+ * run the queued input its log holds, move inbox rows into the log as they arrive, then release. A lost lease
+ * cancels the running turn at once (the in-flight request is aborted) and ends the task without another write.
+ */
+export class SessionTask {
+  readonly #id: string
+  readonly #ctx: SessionTaskContext
+  readonly #moving = new Set<string>()
+  #agent: Agent | undefined
+  #lost = false
+  #stopping = false
+  #poke: (() => void) | undefined
+  #poked = false
+
+  /**
+   * @param id - a session this worker's store has claimed
+   * @param ctx - the worker
+   */
+  constructor(id: string, ctx: SessionTaskContext) {
+    this.#id = id
+    this.#ctx = ctx
+  }
+
+  /** New input may be waiting (a NOTIFY named this session). */
+  poke(): void {
+    this.#poked = true
+    this.#poke?.()
+  }
+
+  /** The lease is gone: abort the turn now; nothing more is written. */
+  leaseLost(error: HarnessError, during: 'flush' | 'renewal'): void {
+    if (this.#lost) return
+    this.#lost = true
+    this.#ctx.report({ type: 'lease-lost', sessionId: this.#id, during, message: error.message })
+    this.#agent?.cancel({ kind: 'hook', reason: 'lease lost' }, { keepInbox: true })
+    this.poke()
+  }
+
+  /** Graceful shutdown: take no more input, let a running turn finish (up to the grace), then release. */
+  stop(): void {
+    this.#stopping = true
+    this.poke()
+  }
+
+  /** Serves the session until it is released; never rejects. Resolves false when the session did not open. */
+  async run(): Promise<boolean> {
+    const { harness, store, agentDefaults } = this.#ctx
+    let agent: Agent
+    try {
+      agent = await harness.resumeAgent(this.#id, agentDefaults)
+    } catch (error) {
+      this.#error(error)
+      await store.releaseClaim(this.#id).catch(() => undefined)
+      return false
+    }
+    this.#agent = agent
+    const writer = store.writerOf(this.#id)
+    this.#ctx.report({ type: 'claimed', sessionId: this.#id, epoch: writer?.epoch ?? 0, queued: agent.inbox.nextTurn.length })
+    try {
+      agent.wake()
+      await this.#serve(agent)
+    } catch (error) {
+      if (!isLeaseLost(error)) this.#error(error)
+    } finally {
+      await this.#release(agent)
+    }
+    return true
+  }
+
+  async #serve(agent: Agent): Promise<void> {
+    const { idleGraceMs, pollMs, shutdownGraceMs } = this.#ctx.timings
+    let idleSince: number | undefined
+    let stopDeadline: number | undefined
+    while (!this.#lost) {
+      if (this.#stopping) {
+        stopDeadline ??= Date.now() + shutdownGraceMs
+        if (agent.status === 'idle' || Date.now() >= stopDeadline) return
+        await this.#waitFor(Math.min(pollMs, stopDeadline - Date.now()), agent)
+        continue
+      }
+      this.#poked = false
+      const moved = await this.#moveInput(agent)
+      if (moved > 0 || agent.status === 'running') idleSince = undefined
+      if (agent.status === 'running') {
+        await this.#waitFor(pollMs, agent)
+        continue
+      }
+      idleSince ??= Date.now()
+      const left = idleGraceMs - (Date.now() - idleSince)
+      if (left <= 0) return
+      await this.#waitFor(Math.min(left, pollMs), undefined)
+    }
+  }
+
+  /** Moves waiting inbox rows into the log, in order, deleting them in the flush that makes them durable. */
+  async #moveInput(agent: Agent): Promise<number> {
+    const rows = (await this.#ctx.store.pendingInput(this.#id)).filter((r) => !this.#moving.has(r.id))
+    if (rows.length === 0 || this.#lost) return 0
+    const writer = this.#ctx.store.writerOf(this.#id)
+    if (writer === undefined) throw new HarnessError(`session '${this.#id}' has no open writer in this worker`, 'SESSION_CLOSED')
+    for (const row of rows) this.#moving.add(row.id)
+    await writer.moveInboxRows(
+      rows.map((r) => r.id),
+      () => {
+        for (const row of rows) this.#apply(agent, row)
+      },
+    )
+    // Only a committed move frees the ids: after a failed flush the rows are still deleted by its retry.
+    for (const row of rows) this.#moving.delete(row.id)
+    this.#ctx.report({ type: 'input', sessionId: this.#id, kinds: rows.map((r) => r.input.kind) })
+    return rows.length
+  }
+
+  #apply(agent: Agent, row: InboxRow): void {
+    try {
+      const input = row.input
+      if (input.kind === 'cancel') agent.cancel({ kind: 'user' })
+      else if (input.kind === 'followup') agent.followup(input.message)
+      else if (input.kind === 'steer') agent.steer(input.message)
+      else agent.inject(input.message)
+    } catch (error) {
+      // A row that cannot be applied is dropped with its batch and reported, so it cannot block the inbox.
+      if (isLeaseLost(error)) throw error
+      this.#error(error)
+    }
+  }
+
+  /** Waits for a poke, `ms`, or (when given) the agent going idle. */
+  async #waitFor(ms: number, running: Agent | undefined): Promise<void> {
+    if (this.#poked || this.#lost) return
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms))
+      function done(): void {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.#poke = done
+      void running?.whenIdle().then(done)
+    })
+    this.#poke = undefined
+  }
+
+  async #release(agent: Agent): Promise<void> {
+    const writer = this.#ctx.store.writerOf(this.#id)
+    const status = agent.inbox.nextTurn.length > 0 ? 'pending' : 'idle'
+    writer?.releaseAs(status)
+    try {
+      await agent.dispose()
+      if (!this.#lost && writer?.fenced === undefined) this.#ctx.report({ type: 'released', sessionId: this.#id, status })
+    } catch (error) {
+      if (!isLeaseLost(error)) this.#error(error)
+    }
+  }
+
+  #error(error: unknown): void {
+    const code = error instanceof HarnessError ? error.code : 'WORKER_FAILED'
+    this.#ctx.report({ type: 'error', sessionId: this.#id, code, message: error instanceof Error ? error.message : String(error) })
+  }
+}
+
+function isLeaseLost(error: unknown): boolean {
+  return error instanceof HarnessError && error.code === 'LEASE_LOST'
+}

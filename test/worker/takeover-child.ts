@@ -1,0 +1,68 @@
+/**
+ * One worker process of the takeover test (and `npm run crash:pg`):
+ *
+ *   takeover-child <database-url> <schema> <side-file> <tag> <lease-ms>
+ *
+ * Runs `runWorker` with a scripted model that replays a two-step script in every turn (a `record` tool call,
+ * then a short answer, each chunk after a small delay) until SIGTERM. The `record` tool appends
+ * `<session> <callId> <tag>` to the side file (append + fsync) while its body runs, so the parent can prove no
+ * body ran twice. Every worker event is printed as one JSON line on stdout.
+ */
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { z } from 'zod'
+import { defineTool, scriptedAdapter } from '../../src/index.js'
+import { PostgresStore, runWorker, turnScript } from '../../src/postgres.js'
+
+const [url, schema, sideFile, tag, leaseText] = process.argv.slice(2) as [string, string, string, string, string]
+
+function say(value: object): void {
+  process.stdout.write(JSON.stringify(value) + '\n')
+}
+
+const record = defineTool({
+  name: 'record',
+  description: 'Records that its body ran',
+  parameters: z.object({ note: z.string() }),
+  async execute(args, ctx) {
+    await sleep(10)
+    const fd = openSync(sideFile, 'a')
+    try {
+      writeSync(fd, `${ctx.agent.id} ${ctx.callId} ${tag}\n`)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    await sleep(10)
+    return `recorded ${args.note}`
+  },
+})
+
+const model = scriptedAdapter({
+  recordRequests: false,
+  script: turnScript([
+    { text: ['Let me ', 'write ', 'that down.'], toolCalls: [{ name: 'record', arguments: { note: 'work' } }], delayMs: 15 },
+    { text: ['Done', ' with', ' it.'], delayMs: 15 },
+  ]),
+})
+
+const store = new PostgresStore({ connectionString: url, schema, leaseMs: Number(leaseText), ownerId: `${tag}:${process.pid}` })
+const stop = new AbortController()
+process.once('SIGTERM', () => stop.abort())
+say({ type: 'ready', tag, pid: process.pid })
+const summary = await runWorker({
+  store,
+  adapters: [model],
+  tools: [record],
+  provider: 'scripted',
+  model: 'scripted',
+  concurrency: 4,
+  idleGraceMs: 300,
+  pollMs: 200,
+  shutdownGraceMs: 5000,
+  signal: stop.signal,
+  onEvent: (event) => say(event),
+  onListenerError: () => {},
+})
+await store.close()
+say({ type: 'stopped', ...summary })

@@ -1,0 +1,14 @@
+import { expect, it } from 'vitest'
+import { runTakeover } from './takeover-runner.js'
+
+it('takeover: 3 workers, 30 sessions × 3 followups with tool calls; one worker SIGKILLed mid-turn, one SIGSTOPped past its lease — every turn closed, every log verifies, no body ran twice, the late flush got LEASE_LOST', async () => {
+  const lines: string[] = []
+  const report = await runTakeover({ kills: 1, stalls: 1, sessions: 30, followups: 3, workers: 3, leaseMs: 2000, replace: false, log: (l) => lines.push(l) })
+  expect(report.problems, lines.join('\n')).toEqual([])
+  expect(report.kills).toBe(1)
+  expect(report.stalls).toBe(1)
+  expect(report.prompts).toBe(90)
+  // The kill hit an open turn: its new owner closed it `interrupted` before running the queued input.
+  expect(report.interruptedTurns).toBeGreaterThanOrEqual(1)
+  expect(report.leaseLostOnFlush).toBeGreaterThanOrEqual(1)
+}, 90_000)
