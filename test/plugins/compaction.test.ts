@@ -164,7 +164,11 @@ describe('compactionPlugin', () => {
     // At most one compaction per failing step, and one retry-free failure each: no loop.
     const firstFailing = f.of('turn/end').find((e) => (e.data as { reason: { kind: string } }).reason.kind === 'error') as SessionEvent
     const turnNo = (firstFailing.data as { turn: number }).turn
-    expect(f.of('compaction/start').filter((e) => (e.data as { turn: number }).turn === turnNo)).toHaveLength(1)
+    const bracket = f.of('compaction/start').filter((e) => (e.data as { turn: number }).turn === turnNo)
+    expect(bracket).toHaveLength(1)
+    // No request was sent again after the compaction that did not help: the failure stood.
+    const retried = f.seen.filter((s) => s.loop && s.logLength > (bracket[0] as SessionEvent).seq && s.logLength < firstFailing.seq)
+    expect(retried).toEqual([])
     expect(f.of('user/message').filter((e) => typeof e.surfaceOp === 'object')).toEqual([])
     expect(verifySessionLog(f.agent.session.events).ok).toBe(true)
     await f.harness.close()
