@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { createHarness, type Harness } from '../agent/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
+import { compactionPlugin } from '../plugins/compaction.js'
 import type { PermissionAnswer, PermissionQuestion } from '../plugins/permission.js'
 import { permissionPlugin } from '../plugins/permission.js'
 import { retryPlugin } from '../plugins/retry.js'
@@ -39,7 +40,7 @@ export function cliStore(config: EffectiveConfig): JsonlStore {
 
 /**
  * A harness as the CLI runs it: the JSONL store, the route's adapter, the built-in tools on the root, and the
- * retry, permission and turn-budget plugins.
+ * retry, permission, turn-budget and compaction plugins.
  */
 export function createCliHarness(options: CliHarnessOptions): Harness {
   const { config, route } = options
@@ -66,7 +67,7 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
     store: cliStore(config),
     adapters: [route.adapter],
     tools,
-    plugins: [retryPlugin(config.retry), permissions, budget],
+    plugins: [retryPlugin(config.retry), permissions, budget, compactionPlugin()],
     system: CLI_SYSTEM_PROMPT,
   })
 }

@@ -5,6 +5,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import { CliError, EXIT } from './cli-error.js'
 import { addAgentOptions, nonNegativeInteger, type AgentFlags } from './commands/agent-options.js'
 import { chatCommand } from './commands/chat.js'
+import { registerCompactCommand } from './commands/compact.js'
 import { configCommand } from './commands/config.js'
 import { forkCommand } from './commands/fork.js'
 import { inspectCommand } from './commands/inspect.js'
@@ -83,6 +84,8 @@ export function buildProgram(exit: { code: number }): Command {
     .action(async (id: string, flags: { at?: number }) => {
       exit.code = await forkCommand(id, flags)
     })
+
+  registerCompactCommand(program, exit)
 
   program
     .command('config')

@@ -64,6 +64,9 @@ export class TranscriptRenderer {
       case 'llm/retry':
         this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clip(String(d.message), 100)} — retrying in ${formatDuration(d.delayMs as number)} (attempt ${String(d.attempt)} failed)`))
         break
+      case 'compaction/end':
+        this.#line(this.#style.dim(`⇣ compaction: ${String(d.outcome)} (~${String(d.tokensBefore)} → ~${String(d.tokensAfter)} tokens)${d.error !== undefined ? ` — ${String((d.error as { code?: string }).code)}` : ''}`))
+        break
       case 'turn/end':
         this.#footer(event, d.reason as TurnEndReason)
         break

@@ -5,7 +5,7 @@ import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import type { Message } from '../llm/types.js'
 import { measurePressure } from './compaction-plan.js'
-import { compactHistory, type CompactionOutcome, type CompactionRun, type CompactionTrigger } from './compaction-replace.js'
+import { compactHistory, type CompactionOutcome, type CompactionRun } from './compaction-replace.js'
 import { DEFAULT_SUMMARY_INSTRUCTION, type Summarize, type SummaryRoute } from './compaction-summary.js'
 
 /** Options of {@link compactionPlugin}. */
@@ -56,6 +56,14 @@ interface AgentState {
   overflowStep?: string
 }
 
+// Per agent, shared by every plugin instance and compactNow: two compactions of one history never overlap.
+const states = new WeakMap<Agent, AgentState>()
+const stateOf = (agent: Agent): AgentState => {
+  let state = states.get(agent)
+  if (state === undefined) states.set(agent, (state = { busy: false }))
+  return state
+}
+
 /**
  * Keeps long sessions inside the model's context window, on the loop's public seams only:
  * - `agent/pre-step`: when the next request (the last request's logged prompt tokens plus what came after; an
@@ -85,13 +93,6 @@ export function compactionPlugin(options: CompactionOptions = {}): CompactionPlu
   const pruneOverChars = positive('pruneToolResultsOver', options.pruneToolResultsOver, 2000)
   if (options.contextWindow !== undefined) positive('contextWindow', options.contextWindow, 0)
   if (options.summarize !== undefined && typeof options.summarize !== 'function') throw invalid('summarize must be a function')
-  const states = new WeakMap<Agent, AgentState>()
-  const stateOf = (agent: Agent): AgentState => {
-    let state = states.get(agent)
-    if (state === undefined) states.set(agent, (state = { busy: false }))
-    return state
-  }
-
   const run = async (agent: Agent, state: AgentState, fields: Omit<CompactionRun, 'route' | 'pruneOverChars' | 'summarize'>): Promise<CompactionOutcome> => {
     state.busy = true
     try {
@@ -136,15 +137,25 @@ export function compactionPlugin(options: CompactionOptions = {}): CompactionPlu
       }
     },
     async compact(agent, compactOptions = {}) {
-      const state = stateOf(agent)
-      if (agent.status === 'running' || state.busy) throw new HarnessError(`agent '${agent.id}' is busy: compact it when it is idle`, 'AGENT_BUSY')
       const keep = positive('keepRecentTurns', compactOptions.keepRecentTurns, keepRecentTurns)
-      const signal = compactOptions.signal ?? new AbortController().signal
-      const trigger: CompactionTrigger = 'manual'
-      return run(agent, state, { trigger, turn: null, keepRecentTurns: keep, signal })
+      claimIdle(agent)
+      return run(agent, stateOf(agent), { trigger: 'manual', turn: null, keepRecentTurns: keep, signal: compactOptions.signal ?? new AbortController().signal })
     },
   }
   return plugin
+}
+
+/**
+ * Compacts an idle agent's older history now with these options, without installing the plugin (what
+ * `ledgerloop compact` and chat's `/compact` use). Same events and outcome as {@link CompactionPlugin.compact}.
+ * @throws HarnessError `AGENT_BUSY` while the agent runs a turn or another compaction; `INVALID_CONFIG`
+ */
+export async function compactNow(agent: Agent, options: CompactionOptions & CompactNowOptions = {}): Promise<CompactionOutcome> {
+  return compactionPlugin(options).compact(agent, options)
+}
+
+function claimIdle(agent: Agent): void {
+  if (agent.status === 'running' || stateOf(agent).busy) throw new HarnessError(`agent '${agent.id}' is busy: compact it when it is idle`, 'AGENT_BUSY')
 }
 
 /** The context window of the route the agent's next request goes to: logged, else the adapter's, else the option. */
