@@ -106,6 +106,14 @@ export class Agent {
     this.#phase = { kind: 'idle', lastTurn: session.lastTurn }
   }
 
+  /**
+   * The adapter registry this agent's requests go through: for plugins that call the model directly beside the
+   * loop (compaction's summary call), so they reach the same adapters and `llm/stream` listeners.
+   */
+  get llm(): LlmRegistry {
+    return this.#rt.llm
+  }
+
   /** `running` while the driver works, else `idle`. */
   get status(): 'idle' | 'running' {
     return this.#phase.kind === 'running' ? 'running' : 'idle'

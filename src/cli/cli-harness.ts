@@ -2,6 +2,7 @@ import { createHarness, type Harness } from '../agent/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import { DEEPSEEK_MODELS } from '../llm/adapters/deepseek.js'
 import type { ModelPricing } from '../llm/types.js'
+import { compactionPlugin } from '../plugins/compaction.js'
 import type { PermissionAnswer, PermissionQuestion } from '../plugins/permission.js'
 import { permissionPlugin } from '../plugins/permission.js'
 import { retryPlugin } from '../plugins/retry.js'
@@ -68,7 +69,7 @@ export function costFigure(events: readonly SessionEvent[], catalogue: PricingCa
 
 /**
  * A harness as the CLI runs it: the chosen store, the route's adapter, the built-in tools on the root, and the
- * retry, permission and turn-budget plugins; the request settings of the config (reasoning effort, output cap)
+ * retry, permission, turn-budget and compaction plugins; the request settings of the config (reasoning effort, output cap)
  * are applied to every request.
  */
 export function createCliHarness(options: CliHarnessOptions): Harness {
@@ -96,7 +97,7 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
     store: options.store,
     adapters: [route.adapter],
     tools,
-    plugins: [retryPlugin(config.retry), permissions, budget],
+    plugins: [retryPlugin(config.retry), permissions, budget, compactionPlugin()],
     system: options.instructions !== undefined && options.instructions !== '' ? `${CLI_SYSTEM_PROMPT}\n\n${options.instructions}` : CLI_SYSTEM_PROMPT,
   })
   if (config.reasoningEffort !== undefined || config.maxOutputTokens !== undefined) {

@@ -12,6 +12,7 @@ import { registerRun } from './commands/run.js'
 import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
 import { registerVerify } from './commands/verify.js'
+import { registerCompactCommand } from './commands/compact.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -61,6 +62,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerReplay(program, exit)
   registerFork(program, exit)
   registerTools(program, exit)
+  registerCompactCommand(program, exit)
   registerConfig(program, exit)
   program.addHelpText('after', MAIN_HELP)
 

@@ -100,6 +100,9 @@ export class TranscriptRenderer {
         this.#spin()
         break
       }
+      case 'compaction/end':
+        this.#line(this.#style.dim(`⇣ compaction: ${String(d.outcome)} (~${String(d.tokensBefore)} → ~${String(d.tokensAfter)} tokens)${d.error !== undefined ? ` — ${String((d.error as { code?: string }).code)}` : ''}`))
+        break
       case 'turn/end':
         this.#footer(event, d.reason as TurnEndReason)
         break

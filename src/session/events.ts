@@ -108,6 +108,7 @@ export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'permission/decision',
   'budget/exceeded',
   'compaction/start',
+  'compaction/request',
   'compaction/summary',
   'compaction/prune',
   'compaction/end',

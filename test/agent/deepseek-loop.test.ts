@@ -4,23 +4,8 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createHarness, deepseekAdapter, defineTool, invariantPlugin, JsonlStore, retryPlugin, type SessionEvent } from '../../src/index.js'
-import { startLoopback, type Loopback, type LoopbackReply } from '../llm/adapters/loopback.js'
-
-/** DeepSeek Chat Completions SSE for one reply: optional reasoning, text and tool calls. */
-function deepseekReply(parts: { reasoning?: string; text?: string; toolCalls?: { id: string; name: string; args: string }[] }): LoopbackReply {
-  const chunk = (delta: object, finish: string | null = null, usage?: object) =>
-    `data: ${JSON.stringify({ id: 'r1', object: 'chat.completion.chunk', model: 'deepseek-flash', choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`
-  const lines = [chunk({ role: 'assistant', content: null, reasoning_content: '' })]
-  if (parts.reasoning !== undefined) lines.push(chunk({ reasoning_content: parts.reasoning }))
-  if (parts.text !== undefined) lines.push(chunk({ content: parts.text }))
-  parts.toolCalls?.forEach((c, i) => lines.push(chunk({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }] })))
-  lines.push(chunk({}, parts.toolCalls ? 'tool_calls' : 'stop'))
-  lines.push(
-    `data: ${JSON.stringify({ id: 'r1', object: 'chat.completion.chunk', model: 'deepseek-flash', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_cache_hit_tokens: 6, prompt_cache_miss_tokens: 4 } })}\n\n`,
-  )
-  lines.push('data: [DONE]\n\n')
-  return { status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: lines }
-}
+import { deepseekReply } from '../llm/adapters/deepseek-wire.js'
+import { startLoopback, type Loopback } from '../llm/adapters/loopback.js'
 
 const SENTINEL = 'sk-SENTINEL-9f8e7d6c5b4a'
 

@@ -10,6 +10,7 @@ import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { watchOutsideStops } from '../run-signals.js'
 import { styleFor } from '../style.js'
 import { lastTurnReason } from '../../views/turn-outcome.js'
+import { compactInChat } from './compact.js'
 import { listSessions, sessionsTable } from './sessions.js'
 import { announce, openAgent, outputMode, removeScratch, reportTurnEnd } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
@@ -18,6 +19,7 @@ const HELP = [
   'Type a message and press Enter. End a line with \\ to continue it, or wrap several lines in """ … """.',
   '/cancel          cancel the running turn (Ctrl-C does the same; a second Ctrl-C quits)',
   '/fork            continue in a copy of this session (the original stays as it is)',
+  '/compact         summarise the older history now (the recent turns stay as they are)',
   '/model [name]    show or switch the model for the next requests',
   '/sessions        list stored sessions',
   '/exit            quit (so does Ctrl-D)',
@@ -132,6 +134,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
         if (command === '/exit' || command === '/quit') break
         else if (command === '/help') notice(HELP)
         else if (command === '/cancel') notice('nothing is running')
+        else if (command === '/compact') notice(await compactInChat(agent))
         else if (command === '/sessions') notice(sessionsTable(await listSessions(prepared.store, pricing), style.dim).trimEnd())
         else if (command === '/model') {
           if (arg !== '') model = arg
