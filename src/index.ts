@@ -77,3 +77,5 @@ export { DEFAULT_PERMISSION_RULES, permissionPlugin } from './plugins/permission
 export type { PermissionAnswer, PermissionDecision, PermissionDecisionData, PermissionPluginOptions, PermissionQuestion, PermissionRule, PermissionRules } from './plugins/permission.js'
 export { turnBudgetPlugin } from './plugins/turn-budget.js'
 export type { BudgetExceededData, TurnBudgetOptions } from './plugins/turn-budget.js'
+export { mcpTools } from './plugins/mcp.js'
+export type { McpHttpServer, McpServerConfig, McpStdioServer, McpToolsOptions, ToolSet } from './plugins/mcp.js'
