@@ -11,6 +11,7 @@ import { inspectCommand } from './commands/inspect.js'
 import { replayCommand } from './commands/replay.js'
 import { runCommand } from './commands/run.js'
 import { sessionsCommand } from './commands/sessions.js'
+import { registerTraceCommand } from './commands/trace.js'
 import { verifyCommand } from './commands/verify.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
@@ -91,6 +92,8 @@ export function buildProgram(exit: { code: number }): Command {
     .action(async (flags: { json?: boolean }) => {
       exit.code = await configCommand(flags)
     })
+
+  registerTraceCommand(program, exit)
 
   return program
 }

@@ -1,3 +1,5 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { z } from 'zod'
 import { createHarness, defineTool, invariantPlugin, retryPlugin, scriptedAdapter, type Agent, type HarnessOptions } from '../../src/index.js'
 
@@ -204,3 +206,22 @@ export function expectedSpans(sessionId: string): Omit<PlainSpan, 'start' | 'end
     },
   ]
 }
+
+const ms = (t: [number, number]): number => t[0] * 1000 + t[1] / 1e6
+
+/** The exporter's spans in the shared plain shape. */
+export function fromReadable(spans: readonly ReadableSpan[]): PlainSpan[] {
+  return plainSpans(
+    spans.map((s) => ({
+      id: s.spanContext().spanId,
+      parentId: s.parentSpanContext?.spanId,
+      name: s.name,
+      kind: s.kind === SpanKind.CLIENT ? 'client' : 'internal',
+      start: ms(s.startTime),
+      end: ms(s.endTime),
+      status: { code: s.status.code === SpanStatusCode.OK ? 'OK' : s.status.code === SpanStatusCode.ERROR ? 'ERROR' : 'UNSET', ...(s.status.message !== undefined ? { message: s.status.message } : {}) },
+      attributes: { ...s.attributes },
+    })),
+  )
+}
+

@@ -1,30 +1,11 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { describe, expect, it } from 'vitest'
 import { MemoryStore, telemetryPlugin, traceSession, verifySessionLog } from '../../src/index.js'
-import { expectedSpans, plainSpans, runTelemetrySession, type PlainSpan } from './telemetry-session.js'
+import { expectedSpans, fromReadable, runTelemetrySession, type PlainSpan } from './telemetry-session.js'
 
 function inMemory(): { provider: BasicTracerProvider; exporter: InMemorySpanExporter } {
   const exporter = new InMemorySpanExporter()
   return { exporter, provider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }) }
-}
-
-const ms = (t: [number, number]): number => t[0] * 1000 + t[1] / 1e6
-
-/** The exporter's spans in the shared plain shape. */
-export function fromReadable(spans: readonly ReadableSpan[]): PlainSpan[] {
-  return plainSpans(
-    spans.map((s) => ({
-      id: s.spanContext().spanId,
-      parentId: s.parentSpanContext?.spanId,
-      name: s.name,
-      kind: s.kind === SpanKind.CLIENT ? 'client' : 'internal',
-      start: ms(s.startTime),
-      end: ms(s.endTime),
-      status: { code: s.status.code === SpanStatusCode.OK ? 'OK' : s.status.code === SpanStatusCode.ERROR ? 'ERROR' : 'UNSET', ...(s.status.message !== undefined ? { message: s.status.message } : {}) },
-      attributes: { ...s.attributes },
-    })),
-  )
 }
 
 const withoutTimes = (spans: PlainSpan[]) => spans.map(({ start: _s, end: _e, ...rest }) => rest)
