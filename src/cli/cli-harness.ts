@@ -9,6 +9,7 @@ import { JsonlStore } from '../store/jsonl-store.js'
 import { builtinTools } from '../tools/builtin/index.js'
 import { CliError, EXIT } from './cli-error.js'
 import type { EffectiveConfig } from './config.js'
+import type { HarnessExtensions } from './harness-extensions.js'
 import type { ModelRoute } from './providers.js'
 
 /** The persona section of every CLI agent's system prompt (`{{cwd}}` is the tool root). */
@@ -25,6 +26,8 @@ export interface CliHarnessOptions {
   readonly root: string
   /** Answers permission questions; absent = asks are denied (non-interactive without --yes). */
   readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer>
+  /** MCP tools and span export (see harness-extensions.ts); closed with the harness. */
+  readonly extensions?: HarnessExtensions
 }
 
 /** Where the CLI keeps sessions: `$LEDGERLOOP_HOME/sessions`. */
@@ -62,11 +65,23 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
   } catch (error) {
     throw new CliError(`${config.configFile}: field "permissions": ${(error as Error).message}`, EXIT.usage)
   }
-  return createHarness({
+  const extensions = options.extensions
+  const harness = createHarness({
     store: cliStore(config),
     adapters: [route.adapter],
-    tools,
-    plugins: [retryPlugin(config.retry), permissions, budget],
+    tools: [...tools, ...(extensions?.tools ?? [])],
+    plugins: [retryPlugin(config.retry), permissions, budget, ...(extensions?.plugins ?? [])],
     system: CLI_SYSTEM_PROMPT,
   })
+  if (extensions === undefined) return harness
+  return {
+    ...harness,
+    async close() {
+      try {
+        await harness.close()
+      } finally {
+        await extensions.close()
+      }
+    },
+  }
 }

@@ -5,6 +5,7 @@ import { z } from 'zod'
 import type { ModelInfo } from '../llm/types.js'
 import type { PermissionRules } from '../plugins/permission.js'
 import { CliError, EXIT } from './cli-error.js'
+import { mcpServersSchema, type McpServerEntry } from './mcp-config.js'
 
 /** The three adapter families a provider can be. */
 export type ProviderType = 'deepseek' | 'anthropic' | 'openai'
@@ -47,6 +48,8 @@ export interface EffectiveConfig {
   readonly maxTokens: number | undefined
   /** Retry plugin settings for failed model requests (attempts include the first). */
   readonly retry: { readonly maxAttempts?: number; readonly baseDelayMs?: number; readonly maxDelayMs?: number }
+  /** MCP servers whose tools the agent gets (the config file's `mcpServers`). */
+  readonly mcpServers: Readonly<Record<string, McpServerEntry>>
   readonly sources: Readonly<Record<'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens', SettingSource>>
 }
 
@@ -110,6 +113,7 @@ const configFileSchema = z.strictObject({
       maxDelayMs: z.number().int().nonnegative().optional(),
     })
     .optional(),
+  mcpServers: mcpServersSchema.optional(),
 })
 
 type ConfigFile = z.infer<typeof configFileSchema>
@@ -199,6 +203,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     maxSteps,
     maxTokens: file.maxTokens,
     retry: file.retry ?? {},
+    mcpServers: file.mcpServers ?? {},
     sources: {
       provider: providerSource,
       model: modelSource,

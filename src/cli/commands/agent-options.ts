@@ -20,6 +20,7 @@ export interface AgentFlags {
   readonly yes?: boolean
   readonly maxSteps?: number
   readonly json?: boolean
+  readonly otlp?: string
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -45,6 +46,7 @@ export function addAgentOptions(command: Command): Command {
     .option('--yes', 'approve every permission question')
     .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
     .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
+    .option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)')
 }
 
 /** commander argument parser for positive integers (a bad value is a usage error). */

@@ -4,6 +4,7 @@ import type { Harness } from '../../agent/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { createCliHarness } from '../cli-harness.js'
+import { startHarnessExtensions } from '../harness-extensions.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
@@ -32,7 +33,7 @@ export async function runCommand(prompt: string, flags: AgentFlags): Promise<num
             // are approved; the shell is not confined to the folder, so it stays denied.
             async (question: { tool: string }) => (question.tool === 'bash' ? ('no' as const) : ('yes' as const))
           : undefined
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ...(ask !== undefined ? { ask } : {}) })
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, extensions: await startHarnessExtensions(prepared.config, flags), ...(ask !== undefined ? { ask } : {}) })
   let agent: Agent | undefined
   output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, json)
   try {
