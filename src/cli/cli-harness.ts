@@ -13,6 +13,7 @@ import { formatCost, sessionCost, type PricingCatalogue } from '../views/cost.js
 import type { SessionEvent } from '../session/events.js'
 import { CliError, EXIT } from './cli-error.js'
 import type { EffectiveConfig } from './config.js'
+import type { HarnessExtensions } from './harness-extensions.js'
 import type { ModelRoute } from './providers.js'
 import { openStore, parseStoreSpec, type StoreSpec } from './store-spec.js'
 
@@ -34,6 +35,8 @@ export interface CliHarnessOptions {
   readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer | { readonly answer: PermissionAnswer; readonly by: 'user' | 'flag' | 'auto' }>
   /** Text appended to the persona: `--system` and the project file (see project-instructions.ts). */
   readonly instructions?: string
+  /** MCP tools and span export (see harness-extensions.ts); closed with the harness. */
+  readonly extensions?: HarnessExtensions
 }
 
 /** Where the CLI keeps sessions: the `--store` spec (default: the JSONL folder `$LEDGERLOOP_HOME/sessions`). */
@@ -93,11 +96,12 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
   } catch (error) {
     throw new CliError(`${config.configFile}: field "permissions": ${(error as Error).message}`, EXIT.usage)
   }
+  const extensions = options.extensions
   const harness = createHarness({
     store: options.store,
     adapters: [route.adapter],
-    tools,
-    plugins: [retryPlugin(config.retry), permissions, budget, compactionPlugin()],
+    tools: [...tools, ...(extensions?.tools ?? [])],
+    plugins: [retryPlugin(config.retry), permissions, budget, compactionPlugin(), ...(extensions?.plugins ?? [])],
     system: options.instructions !== undefined && options.instructions !== '' ? `${CLI_SYSTEM_PROMPT}\n\n${options.instructions}` : CLI_SYSTEM_PROMPT,
   })
   if (config.reasoningEffort !== undefined || config.maxOutputTokens !== undefined) {
@@ -110,5 +114,15 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
       }
     })
   }
-  return harness
+  if (extensions === undefined) return harness
+  return {
+    ...harness,
+    async close() {
+      try {
+        await harness.close()
+      } finally {
+        await extensions.close()
+      }
+    },
+  }
 }

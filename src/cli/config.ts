@@ -5,6 +5,7 @@ import { z } from 'zod'
 import type { ModelInfo, ModelPricing } from '../llm/types.js'
 import type { PermissionRules } from '../plugins/permission.js'
 import { CliError, EXIT } from './cli-error.js'
+import { mcpServersSchema, type McpServerEntry } from './mcp-config.js'
 
 /** The three adapter families a provider can be. */
 export type ProviderType = 'deepseek' | 'anthropic' | 'openai'
@@ -65,6 +66,8 @@ export interface EffectiveConfig {
   readonly pricing: Readonly<Record<string, ModelPricing>>
   /** Problems of a config file that a read-only command chose to ignore (see `lenient`). */
   readonly ignoredConfigProblem?: string
+  /** MCP servers whose tools the agent gets (the config file's `mcpServers`). */
+  readonly mcpServers: Readonly<Record<string, McpServerEntry>>
   readonly sources: Readonly<
     Record<
       'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens' | 'idleTimeoutMs' | 'retry' | 'store' | 'reasoningEffort' | 'maxOutputTokens' | 'system',
@@ -189,6 +192,7 @@ const configFileSchema = z.strictObject({
   system: z.string().optional(),
   projectFile: z.boolean().optional(),
   pricing: z.record(z.string().min(1), pricingSchema).optional(),
+  mcpServers: mcpServersSchema.optional(),
 })
 
 type ConfigFile = z.infer<typeof configFileSchema>
@@ -351,6 +355,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     projectFile: flags.projectFile ?? file.projectFile ?? true,
     pricing: file.pricing ?? {},
     ...(ignoredConfigProblem !== undefined ? { ignoredConfigProblem } : {}),
+    mcpServers: file.mcpServers ?? {},
     sources: {
       provider: providerSource,
       model: modelSource,

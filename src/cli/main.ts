@@ -13,6 +13,7 @@ import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
 import { registerVerify } from './commands/verify.js'
 import { registerCompactCommand } from './commands/compact.js'
+import { registerTraceCommand } from './commands/trace.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -65,6 +66,8 @@ export function buildProgram(exit: { code: number }): Command {
   registerCompactCommand(program, exit)
   registerConfig(program, exit)
   program.addHelpText('after', MAIN_HELP)
+
+  registerTraceCommand(program, exit)
 
   return program
 }

@@ -36,6 +36,7 @@ export interface AgentFlags {
   readonly idleTimeout?: number
   readonly retries?: number
   readonly header?: string[]
+  readonly otlp?: string
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -84,7 +85,8 @@ export function addAgentOptions(command: Command): Command {
       .option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect, [] as string[])
       .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
       .option('--print', 'write only the final answer to stdout (no transcript)')
-      .option('--verbose', 'off a terminal: a status line on stderr per request and retry'),
+      .option('--verbose', 'off a terminal: a status line on stderr per request and retry')
+      .option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)'),
   )
 }
 

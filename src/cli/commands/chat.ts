@@ -4,6 +4,7 @@ import type { Agent } from '../../agent/agent.js'
 import { EXIT } from '../cli-error.js'
 import { loadHistory, saveHistory } from '../chat-history.js'
 import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
+import { startHarnessExtensions } from '../harness-extensions.js'
 import { LineInput } from '../line-input.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
@@ -64,7 +65,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     flags.yes === true
       ? async () => ({ answer: 'yes' as const, by: 'flag' as const })
       : promptingApprover(ui, readAnswer, { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume(), echo: !terminal })
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, store: prepared.store, instructions: prepared.instructions.text, ask })
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, store: prepared.store, instructions: prepared.instructions.text, extensions: await startHarnessExtensions(prepared.config, flags), ask })
   let model = prepared.route.model
   harness.hooks.on('agent/request', async (_payload, next) => {
     const config = await next()

@@ -6,6 +6,7 @@ import type { Harness } from '../../agent/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
+import { startHarnessExtensions } from '../harness-extensions.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
@@ -61,6 +62,7 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     root: prepared.root,
     store: prepared.store,
     instructions: prepared.instructions.text,
+    extensions: await startHarnessExtensions(prepared.config, flags),
     ...(ask !== undefined ? { ask } : {}),
   })
   let agent: Agent | undefined

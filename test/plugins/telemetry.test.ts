@@ -1,0 +1,63 @@
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { describe, expect, it } from 'vitest'
+import { MemoryStore, telemetryPlugin, traceSession, verifySessionLog } from '../../src/index.js'
+import { expectedSpans, fromReadable, runTelemetrySession, type PlainSpan } from './telemetry-session.js'
+
+function inMemory(): { provider: BasicTracerProvider; exporter: InMemorySpanExporter } {
+  const exporter = new InMemorySpanExporter()
+  return { exporter, provider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }) }
+}
+
+const withoutTimes = (spans: PlainSpan[]) => spans.map(({ start: _s, end: _e, ...rest }) => rest)
+
+describe('telemetryPlugin', () => {
+  it('TELEMETRY-TREE: a retry, two tool calls and a cancel give the expected invoke_agent / chat / execute_tool spans', async () => {
+    const { provider, exporter } = inMemory()
+    const { agent, close } = await runTelemetrySession({ plugins: [telemetryPlugin({ tracerProvider: provider })] })
+    expect(verifySessionLog(agent.session.events).problems).toEqual([])
+    const spans = fromReadable(exporter.getFinishedSpans())
+    expect(withoutTimes(spans)).toEqual(expectedSpans(agent.id))
+    // Each turn is its own trace; children lie inside their turn's time range.
+    const roots = exporter.getFinishedSpans().filter((s) => s.parentSpanContext === undefined)
+    expect(new Set(roots.map((s) => s.spanContext().traceId)).size).toBe(2)
+    for (const span of spans) {
+      expect(span.end).toBeGreaterThanOrEqual(span.start)
+      if (span.parent !== undefined) {
+        const parent = spans[Number(span.parent)] as PlainSpan
+        expect(span.start).toBeGreaterThanOrEqual(parent.start)
+        expect(span.end).toBeLessThanOrEqual(parent.end)
+      }
+    }
+    // The retried attempt starts after the failed one ended.
+    expect((spans[2] as PlainSpan).start).toBeGreaterThanOrEqual((spans[1] as PlainSpan).end)
+    // Without captureContent nothing the user or the model wrote reaches a span.
+    expect(JSON.stringify(exporter.getFinishedSpans().map((s) => s.attributes))).not.toMatch(/secret|Use the echo|gen_ai\.(input|output)\.messages/)
+    await close()
+  })
+
+  it('TELEMETRY-CONTENT: captureContent records messages, system prompt, tool arguments and results', async () => {
+    const { provider, exporter } = inMemory()
+    const { close } = await runTelemetrySession({ plugins: [telemetryPlugin({ tracerProvider: provider, captureContent: true })] })
+    const spans = exporter.getFinishedSpans()
+    const chat = spans.find((s) => s.name === 'chat m1' && s.attributes['ledgerloop.step'] === 2)
+    const input = JSON.parse(String(chat?.attributes['gen_ai.input.messages'])) as { role: string; parts: { type: string }[] }[]
+    expect(input[0]).toEqual({ role: 'user', parts: [{ type: 'text', content: 'Use the echo tool twice.' }] })
+    expect(input.map((m) => m.parts[0]?.type)).toEqual(['text', 'text', 'tool_call_response', 'tool_call_response'])
+    expect(JSON.parse(String(chat?.attributes['gen_ai.output.messages']))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'All done with secret-answer.' }] }])
+    const tool = spans.find((s) => s.attributes['gen_ai.tool.call.id'] === 'call-a')
+    expect(tool?.attributes['gen_ai.tool.call.arguments']).toBe('{"text":"secret-a"}')
+    expect(JSON.parse(String(tool?.attributes['gen_ai.tool.call.result']))).toEqual([{ type: 'text', content: 'echo secret-a' }])
+    await close()
+  })
+
+  it('TELEMETRY-REPLAY: traceSession over the stored log yields the same spans, times included', async () => {
+    const live = inMemory()
+    const store = new MemoryStore()
+    const { agent, close } = await runTelemetrySession({ store, plugins: [telemetryPlugin({ tracerProvider: live.provider })] })
+    await close()
+    const later = inMemory()
+    const stored = await store.read(agent.id)
+    traceSession(agent.id, stored.events, { tracerProvider: later.provider })
+    expect(fromReadable(later.exporter.getFinishedSpans())).toEqual(fromReadable(live.exporter.getFinishedSpans()))
+  })
+})
