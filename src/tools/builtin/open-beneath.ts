@@ -104,10 +104,16 @@ async function openComponent(child: string, intent: OpenIntent | 'parent', given
       const code = (error as NodeJS.ErrnoException).code
       // O_NOFOLLOW on a link fails with ELOOP; with O_DIRECTORY some kernels say ENOTDIR instead.
       if (code === 'ELOOP' || code === 'ENOTDIR') {
-        const target = await readlink(child).catch(() => undefined)
-        if (target !== undefined) return { kind: 'link', target }
+        const link = await readlink(child).then(
+          (target) => ({ target }),
+          (failed: NodeJS.ErrnoException) => ({ failed: failed.code }),
+        )
+        if ('target' in link) return { kind: 'link', target: link.target }
+        // The entry changed between open and readlink (a swap in progress): look again. After a few tries an
+        // EINVAL (not a link) means a real ENOTDIR: a file where a directory was expected.
+        if ((link.failed === 'ENOENT' || link.failed === 'EINVAL') && attempt < 8) continue
       }
-      if (code !== 'ENOENT' || attempt > 3) throw fsError(error, given)
+      if (code !== 'ENOENT' || attempt > 8) throw fsError(error, given)
     }
     // Missing. Only a write creates, and only ever through the checked parent descriptor.
     if (intent === 'parent') {
