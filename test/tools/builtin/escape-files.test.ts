@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { call, tempDir, toolsFor, type CallResult } from './helpers.js'
+import { existsSync } from 'node:fs'
+import { builtinTools, createUserMessage } from '../../../src/index.js'
+import { call, failure, okText, tempDir, toolsFor, type CallResult } from './helpers.js'
+import { loopFixture } from '../../support/loop-fixture.js'
 
 // The file-tool half of the escape suite (issue 16): a symlink swapped in between check and use, a regex
 // that backtracks forever, and a missing sandbox.
@@ -84,7 +87,6 @@ describe('file tools against a symlink swapped in a tight loop', () => {
     }
     let calls = 0
     // Both sides go on until each has done its share: SWAPS swaps and CALLS tool calls.
-    const began = Date.now()
     for (let i = 0; (calls < CALLS || swapped < SWAPS) && swapper.exitCode === null; i++) {
       const dir = i % 2 === 0 ? 'd' : 'e'
       note('read', await call(tools.read_file, { path: `${dir}/file.txt` }))
@@ -97,7 +99,6 @@ describe('file tools against a symlink swapped in a tight loop', () => {
         calls++
       }
     }
-    console.log(`calls ${calls}, swaps ${swapped}, ${Date.now() - began} ms`, Object.fromEntries(seen))
     await writeFile(path.join(root, 'stop'), '')
     expect(await swapperDone).toBe(0)
 
@@ -112,6 +113,108 @@ describe('file tools against a symlink swapped in a tight loop', () => {
     // Every call ended in a result the model can read: success or a clear error code, never a crash.
     for (const key of seen.keys()) expect(key).toMatch(/:(ok|PATH_OUTSIDE_ROOT|FILE_NOT_FOUND|NOT_A_DIRECTORY|IS_A_DIRECTORY)$/)
   }, 120_000)
+})
+
+describe('grep cannot hang the loop', () => {
+  // (a+)+$ against "aaaa…a!" backtracks through 2^n ways to split the a's before failing: hours at n = 40.
+  const CATASTROPHIC = '(a+)+$'
+  const LONG_LINE = `${'a'.repeat(40)}!\n`
+
+  it('runs (a+)+$ on a long line into TOOL_TIMEOUT while the event loop keeps ticking, then grep works again', async () => {
+    const root = await tempDir()
+    await writeFile(path.join(root, 'evil.txt'), LONG_LINE)
+    await writeFile(path.join(root, 'fine.txt'), 'needle\n')
+    const tools = toolsFor(root, false, { limits: { grepTimeoutMs: 1000 } })
+    let ticks = 0
+    const ticker = setInterval(() => ticks++, 50)
+    const result = failure(await call(tools.grep, { pattern: CATASTROPHIC }))
+    clearInterval(ticker)
+    expect(result.code).toBe('TOOL_TIMEOUT')
+    expect(result.message).toMatch(/1000 ms budget \(limits\.grepTimeoutMs\).*backtracks/)
+    // The main thread was free the whole time (a blocked loop would not tick at all).
+    expect(ticks).toBeGreaterThanOrEqual(5)
+    expect(okText(await call(tools.grep, { pattern: 'needle' }))).toBe('fine.txt:1: needle')
+  })
+
+  it('is stopped by cancelling the turn (ABORTED), not left running', async () => {
+    const root = await tempDir()
+    await writeFile(path.join(root, 'evil.txt'), LONG_LINE)
+    const tools = toolsFor(root)
+    const controller = new AbortController()
+    const pending = call(tools.grep, { pattern: CATASTROPHIC }, controller.signal)
+    setTimeout(() => controller.abort(), 300)
+    expect(failure(await pending).code).toBe('ABORTED')
+  })
+
+  it('in a real turn: a timed-out grep and a refused bash escape are tool errors the model reads; the turn completes', async () => {
+    const root = await tempDir()
+    await writeFile(path.join(root, 'evil.txt'), LONG_LINE)
+    const f = await loopFixture(
+      [
+        {
+          toolCalls: [
+            { id: 'g', name: 'grep', arguments: { pattern: CATASTROPHIC } },
+            { id: 'b', name: 'bash', arguments: { command: 'echo pwned > /etc/ll-escape-turn' } },
+            { id: 'l', name: 'list', arguments: {} },
+          ],
+        },
+        { text: 'done' },
+      ],
+      { tools: builtinTools({ root, shell: true, limits: { grepTimeoutMs: 500 } }) },
+    )
+    f.agent.followup(createUserMessage('search'))
+    await f.agent.whenIdle()
+    const results = f.ofType('tool/result').map((event) => event.data as { error?: { code: string }; message: { content: Array<{ isError?: boolean; content: Array<{ text: string }> }> } })
+    expect(results.map((r) => r.error?.code)).toEqual(['TOOL_TIMEOUT', 'COMMAND_FAILED', undefined])
+    const bash = results[1]?.message.content[0]
+    expect(bash?.isError).toBe(true)
+    expect(bash?.content[0]?.text).toMatch(/Read-only file system/)
+    expect(existsSync('/etc/ll-escape-turn')).toBe(false)
+    expect(f.turnEnds()).toEqual([{ kind: 'completed' }])
+  })
+})
+
+describe('bash without bubblewrap', () => {
+  const before = process.env.PATH
+  afterEach(() => {
+    process.env.PATH = before
+  })
+
+  it('refuses with SANDBOX_UNAVAILABLE naming both fixes, runs nothing, and the other tools still work', async () => {
+    const root = await tempDir()
+    await writeFile(path.join(root, 'a.txt'), 'hello\n')
+    // bash itself stays reachable by absolute path; only bwrap is hidden.
+    process.env.PATH = '/nonexistent-ll-bin'
+    const tools = toolsFor(root, true)
+    const result = failure(await call(tools.bash, { command: 'touch ran' }))
+    expect(result.code).toBe('SANDBOX_UNAVAILABLE')
+    expect(result.message).toContain('bwrap (bubblewrap) was not found on PATH')
+    expect(result.message).toMatch(/install bubblewrap/)
+    expect(result.message).toContain("sandbox: 'off'")
+    expect((await readdir(root)).sort()).toEqual(['a.txt'])
+    expect(okText(await call(tools.read_file, { path: 'a.txt' }))).toBe('    1\thello')
+    expect(okText(await call(tools.write_file, { path: 'b.txt', content: 'x' }))).toMatch(/^Created b.txt/)
+    expect(okText(await call(tools.grep, { pattern: 'hello' }))).toBe('a.txt:1: hello')
+    expect(okText(await call(tools.glob, { pattern: '*.txt' }))).toBe('a.txt\nb.txt')
+  })
+
+  it('refuses when bwrap is there but cannot start a sandbox, quoting why', async () => {
+    const root = await tempDir()
+    const bin = await tempDir('ll-fake-bwrap-')
+    await writeFile(path.join(bin, 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', { mode: 0o755 })
+    process.env.PATH = `${bin}:${before ?? ''}`
+    const result = failure(await call(toolsFor(root, true).bash, { command: 'touch ran' }))
+    expect(result.code).toBe('SANDBOX_UNAVAILABLE')
+    expect(result.message).toContain('No permissions to create new namespace')
+    expect(await readdir(root)).toEqual([])
+  })
+
+  it("runs on the host only when sandbox: 'off' is chosen explicitly", async () => {
+    const root = await tempDir()
+    process.env.PATH = `/nonexistent-ll-bin:${before ?? ''}`
+    const result = await call(toolsFor(root, true, { sandbox: 'off' }).bash, { command: 'echo host' })
+    expect(result.kind === 'ok' && result.output.meta).toMatchObject({ sandbox: 'off' })
+  })
 })
 
 /** Names, contents and modification times of a directory's files: what "unchanged" means. */
