@@ -7,6 +7,7 @@ import { retryPlugin } from '../plugins/retry.js'
 import { turnBudgetPlugin } from '../plugins/turn-budget.js'
 import { JsonlStore } from '../store/jsonl-store.js'
 import { builtinTools } from '../tools/builtin/index.js'
+import type { SandboxMode } from '../tools/builtin/sandbox.js'
 import { CliError, EXIT } from './cli-error.js'
 import type { EffectiveConfig } from './config.js'
 import type { ModelRoute } from './providers.js'
@@ -23,6 +24,9 @@ export interface CliHarnessOptions {
   readonly route: ModelRoute
   /** Tool root (absolute, must exist). */
   readonly root: string
+  /** Where `bash` runs (default bwrap) and whether it keeps the network (default false). */
+  readonly sandbox?: SandboxMode
+  readonly network?: boolean
   /** Answers permission questions; absent = asks are denied (non-interactive without --yes). */
   readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer>
 }
@@ -45,7 +49,7 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
   const { config, route } = options
   let tools
   try {
-    tools = builtinTools({ root: options.root, shell: config.shell })
+    tools = builtinTools({ root: options.root, shell: config.shell, sandbox: options.sandbox ?? 'bwrap', network: options.network === true })
   } catch (error) {
     if (error instanceof HarnessError) throw new CliError(`tool root ${options.root}: ${error.message}`, EXIT.usage)
     throw error

@@ -30,11 +30,17 @@ export class TranscriptRenderer {
   #atLineStart = true
   #inReasoning = false
   #paused = false
+  #footerNote: string | undefined
 
   constructor(out: NodeJS.WritableStream, style: Style) {
     this.#out = out
     this.#style = style
     this.#spinner = new Spinner(out)
+  }
+
+  /** A note shown at the end of every turn's footer (e.g. `sandbox: off`), or none with `undefined`. */
+  setFooterNote(note: string | undefined): void {
+    this.#footerNote = note
   }
 
   /** Renders one committed event. */
@@ -144,6 +150,7 @@ export class TranscriptRenderer {
     const ok = reason.kind === 'completed'
     const head = ok ? this.#style.green(describeReason(reason)) : reason.kind === 'max-tokens' ? this.#style.yellow(describeReason(reason)) : this.#style.red(describeReason(reason))
     const parts = [head, `${tally.steps} step${tally.steps === 1 ? '' : 's'}`, `tokens ${formatUsage(tally.usage)}`, formatDuration(event.time - tally.started)]
+    if (this.#footerNote !== undefined) parts.push(this.#footerNote)
     this.#line(`${this.#style.dim('──')} ${parts.join(this.#style.dim(' · '))}`)
     this.#turn = undefined
   }

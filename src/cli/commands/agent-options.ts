@@ -7,6 +7,7 @@ import { foldRequestHeader } from '../../session/request-header.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliStore } from '../cli-harness.js'
 import { resolveConfig, type EffectiveConfig } from '../config.js'
+import { parseSandboxMode, type SandboxMode } from '../../tools/builtin/sandbox.js'
 import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../providers.js'
 
 /** Options shared by `run` and `chat`. */
@@ -20,6 +21,8 @@ export interface AgentFlags {
   readonly yes?: boolean
   readonly maxSteps?: number
   readonly json?: boolean
+  readonly sandbox?: SandboxMode
+  readonly network?: boolean
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -31,6 +34,9 @@ export interface PreparedRun {
   readonly scratchRoot: boolean
   /** The session to resume, when `--session` was given. */
   readonly resume?: string
+  /** Where `bash` runs (`--sandbox`, default bwrap) and whether it keeps the network (`--network`). */
+  readonly sandbox: SandboxMode
+  readonly network: boolean
 }
 
 /** Adds the options of `run` and `chat` to a command. */
@@ -45,6 +51,16 @@ export function addAgentOptions(command: Command): Command {
     .option('--yes', 'approve every permission question')
     .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
     .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
+    .option('--sandbox <mode>', "where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)", sandboxMode)
+    .option('--network', 'let sandboxed bash commands use the network')
+}
+
+function sandboxMode(value: string): SandboxMode {
+  try {
+    return parseSandboxMode(value)
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message)
+  }
 }
 
 /** commander argument parser for positive integers (a bad value is a usage error). */
@@ -92,7 +108,8 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
     root = mkdtempSync(join(tmpdir(), 'ledgerloop-demo-'))
     scratchRoot = true
   }
-  return { config, route, root, scratchRoot, ...(flags.session !== undefined ? { resume: flags.session } : {}) }
+  const tools = { sandbox: flags.sandbox ?? 'bwrap', network: flags.network === true } as const
+  return { config, route, root, scratchRoot, ...tools, ...(flags.session !== undefined ? { resume: flags.session } : {}) }
 }
 
 function realRoute(config: EffectiveConfig, flags: AgentFlags, previous: { provider: string; model: string } | undefined, env: NodeJS.ProcessEnv): ModelRoute {

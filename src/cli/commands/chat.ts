@@ -52,7 +52,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     flags.yes === true
       ? async () => 'yes' as const
       : promptingApprover(ui, (signal) => input.next(signal), { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume(), echo: !terminal })
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ask })
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, sandbox: prepared.sandbox, network: prepared.network, ask })
   let model = prepared.route.model
   harness.hooks.on('agent/request', async (_payload, next) => {
     const config = await next()

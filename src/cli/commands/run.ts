@@ -32,7 +32,7 @@ export async function runCommand(prompt: string, flags: AgentFlags): Promise<num
             // are approved; the shell is not confined to the folder, so it stays denied.
             async (question: { tool: string }) => (question.tool === 'bash' ? ('no' as const) : ('yes' as const))
           : undefined
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, ...(ask !== undefined ? { ask } : {}) })
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, sandbox: prepared.sandbox, network: prepared.network, ...(ask !== undefined ? { ask } : {}) })
   let agent: Agent | undefined
   output = attachSessionOutput(harness, () => agent?.id, process.stdout, style, json)
   try {
@@ -61,6 +61,9 @@ export function announce(output: SessionOutput, style: Style, prepared: Prepared
     output.notice(style.dim(`${route.provider} · ${route.model}`))
   }
   output.notice(style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId} · tools in ${prepared.root}${prepared.scratchRoot ? ' (scratch folder)' : ''}`))
+  // An unsandboxed shell is a choice the user must keep seeing, so it goes into every turn's footer.
+  if (prepared.config.shell && prepared.sandbox === 'off') output.renderer?.setFooterNote(style.yellow('sandbox: off'))
+  else if (prepared.config.shell && prepared.network) output.renderer?.setFooterNote(style.yellow('network: on'))
 }
 
 async function runTurn(agent: Agent, prompt: string, output: SessionOutput): Promise<number> {

@@ -1,4 +1,3 @@
-import { HarnessError } from '../../errors/harness-error.js'
 import type { DefinedTool } from '../define-tool.js'
 import { bashTool } from './bash.js'
 import { editFileTool } from './edit-file.js'
@@ -7,7 +6,7 @@ import { grepTool } from './grep.js'
 import { resolveToolLimits, type ToolLimits } from './limits.js'
 import { listTool } from './list.js'
 import { readFileTool } from './read-file.js'
-import type { SandboxMode } from './sandbox.js'
+import { parseSandboxMode, type SandboxMode } from './sandbox.js'
 import { Workspace } from './workspace-path.js'
 import { writeFileTool } from './write-file.js'
 
@@ -43,10 +42,7 @@ export interface BuiltinToolsOptions {
 export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
   const workspace = new Workspace(options.root)
   const limits = resolveToolLimits(options.limits)
-  const sandbox = options.sandbox ?? 'bwrap'
-  if (sandbox !== 'bwrap' && sandbox !== 'off') {
-    throw new HarnessError(`sandbox must be 'bwrap' or 'off', got ${JSON.stringify(sandbox)}`, 'INVALID_CONFIG')
-  }
+  const sandbox = parseSandboxMode(options.sandbox ?? 'bwrap')
   const tools = [
     erase(readFileTool(workspace, limits)),
     erase(writeFileTool(workspace, limits)),

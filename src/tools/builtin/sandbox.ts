@@ -7,6 +7,15 @@ import { HarnessError } from '../../errors/harness-error.js'
 /** How `bash` runs commands: inside bubblewrap (the default), or directly on the host. */
 export type SandboxMode = 'bwrap' | 'off'
 
+/**
+ * Checks a sandbox mode given as text (a CLI flag, a config value).
+ * @throws HarnessError `INVALID_CONFIG` for anything but `bwrap` or `off`
+ */
+export function parseSandboxMode(value: unknown): SandboxMode {
+  if (value === 'bwrap' || value === 'off') return value
+  throw new HarnessError(`sandbox must be 'bwrap' or 'off', got ${JSON.stringify(value)}`, 'INVALID_CONFIG')
+}
+
 /** What {@link probeSandbox} found. */
 export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: string }
 
