@@ -52,7 +52,7 @@ export async function openBeneath(workspace: Workspace, given: string, intent: O
   if (!HAVE_PROC_FD) return openByRealPath(workspace, given, intent)
   let pending = splitRel(workspace.relative(lexical))
   let hops = 0
-  let dir = await open(workspace.root, O_RDONLY | O_DIRECTORY)
+  let dir: FileHandle | undefined = await open(workspace.root, O_RDONLY | O_DIRECTORY)
   let dirParts: string[] = []
   try {
     for (;;) {
@@ -60,8 +60,8 @@ export async function openBeneath(workspace: Workspace, given: string, intent: O
       if (name === undefined) {
         // The root itself.
         if (intent === 'write' || intent === 'update') throw new HarnessError('cannot write to the workspace root itself; name a file', 'IS_A_DIRECTORY')
-        const handle = dir
-        dir = await open(workspace.root, O_RDONLY | O_DIRECTORY)
+        const handle: FileHandle = dir
+        dir = undefined // handed to the caller
         return await verified(workspace, given, handle, false)
       }
       const last = pending.length === 1
@@ -84,7 +84,7 @@ export async function openBeneath(workspace: Workspace, given: string, intent: O
       pending = pending.slice(1)
     }
   } finally {
-    await dir.close()
+    await dir?.close()
   }
 }
 

@@ -72,8 +72,12 @@ function pidsCgroupParent(): string | undefined {
   return candidates.find((dir) => existsSync(path.join(dir, 'cgroup.procs')))
 }
 
+// A fork bomb's hundreds of tasks can take a few seconds to die after the namespace goes.
+const CGROUP_REMOVE_MS = 10_000
+
 async function removeCgroup(dir: string): Promise<void> {
-  for (let attempt = 0; attempt < 40; attempt++) {
+  const deadline = Date.now() + CGROUP_REMOVE_MS
+  for (;;) {
     const pids = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => '')
     for (const pid of pids.split('\n').filter(Boolean)) {
       try {
@@ -86,9 +90,9 @@ async function removeCgroup(dir: string): Promise<void> {
       await rmdir(dir)
       return
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-      // EBUSY: the killed tasks are still being torn down.
-      await new Promise((resolve) => setTimeout(resolve, 25))
+      // EBUSY: the killed tasks are still being torn down. Past the deadline the empty group is left behind.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || Date.now() > deadline) return
+      await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
 }

@@ -177,6 +177,9 @@ describe('bash escape suite (sandbox on, the default)', () => {
     expect(peak).toBeGreaterThan(1) // the bomb did go off
     expect(peak).toBeLessThanOrEqual(maxProcesses)
     expect(hostProcessesWith(token)).toEqual([])
+    // The per-command cgroups are gone too.
+    const cgroups = existsSync('/sys/fs/cgroup/pids') ? readdirSync('/sys/fs/cgroup/pids') : []
+    expect(cgroups.filter((name) => name.startsWith(`ledgerloop-${process.pid}-`))).toEqual([])
     expect(okText(await call(tools.bash, { command: 'echo still usable' }))).toBe('still usable\n\n[exit code 0]')
   }, 30_000)
 
