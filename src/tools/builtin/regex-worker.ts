@@ -4,10 +4,12 @@ import { HarnessError } from '../../errors/harness-error.js'
 /** One matching line: 1-based number, its first characters, and its full length (for the "cut" note). */
 export type LineHit = readonly [line: number, head: string, length: number]
 
-// Plain CommonJS run with `eval: true`: no file to locate, so it works the same from src/ under vitest and
-// from dist/. It only matches; reading files stays on the main thread behind the confinement checks.
+// Run with `eval: true`: no file to locate, so it works the same from src/ under vitest and from dist/. It
+// avoids both `require` and `import` because eval code is CommonJS or an ES module depending on the flags
+// the host process was started with. It only matches; reading files stays on the main thread behind the
+// confinement checks.
 const MATCHER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
+const { parentPort, workerData } = process.getBuiltinModule('node:worker_threads')
 const regex = new RegExp(workerData.source, workerData.flags)
 parentPort.on('message', ({ text, max, headChars }) => {
   const lines = text.split(/\\r\\n|\\n|\\r/)
@@ -43,7 +45,8 @@ export class RegexWorker {
     this.#signal = signal
     this.#totalMs = budgetMs
     this.#budgetMs = budgetMs
-    this.#worker = new Worker(MATCHER_SOURCE, { eval: true, workerData: { source: regex.source, flags: regex.flags } })
+    // execArgv: the host's loaders and flags (tsx, --input-type) mean nothing to this plain script.
+    this.#worker = new Worker(MATCHER_SOURCE, { eval: true, execArgv: [], workerData: { source: regex.source, flags: regex.flags } })
     // A crash inside the worker surfaces on the next match as an error result, never as an unhandled event.
     this.#worker.on('error', () => undefined)
   }
