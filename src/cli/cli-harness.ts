@@ -11,6 +11,7 @@ import type { SessionStore } from '../store/types.js'
 import { builtinTools } from '../tools/builtin/index.js'
 import { formatCost, sessionCost, type PricingCatalogue } from '../views/cost.js'
 import type { SessionEvent } from '../session/events.js'
+import type { SandboxMode } from '../tools/builtin/sandbox.js'
 import { CliError, EXIT } from './cli-error.js'
 import type { EffectiveConfig } from './config.js'
 import type { HarnessExtensions } from './harness-extensions.js'
@@ -31,6 +32,9 @@ export interface CliHarnessOptions {
   readonly root: string
   /** The opened session store. */
   readonly store: SessionStore
+  /** Where `bash` runs (default bwrap) and whether it keeps the network (default false). */
+  readonly sandbox?: SandboxMode
+  readonly network?: boolean
   /** Answers permission questions; absent = asks are denied (non-interactive without --yes). */
   readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer | { readonly answer: PermissionAnswer; readonly by: 'user' | 'flag' | 'auto' }>
   /** Text appended to the persona: `--system` and the project file (see project-instructions.ts). */
@@ -79,7 +83,7 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
   const { config, route } = options
   let tools
   try {
-    tools = builtinTools({ root: options.root, shell: config.shell })
+    tools = builtinTools({ root: options.root, shell: config.shell, sandbox: options.sandbox ?? 'bwrap', network: options.network === true })
   } catch (error) {
     if (error instanceof HarnessError) throw new CliError(`tool root ${options.root}: ${error.message}`, EXIT.usage)
     throw error

@@ -41,6 +41,7 @@ export class TranscriptRenderer {
   #waiting: Waiting | undefined
   #turnCost: ((events: readonly SessionEvent[]) => string | undefined) | undefined
   readonly #turnEvents: SessionEvent[] = []
+  #footerNote: string | undefined
 
   constructor(out: NodeJS.WritableStream, style: Style, options: { readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined } = {}) {
     this.#out = out
@@ -61,6 +62,11 @@ export class TranscriptRenderer {
       this.#waiting = { label: model, since: Date.now() }
     }
     this.#spin()
+  }
+
+  /** A note shown at the end of every turn's footer (e.g. `sandbox: off`), or none with `undefined`. */
+  setFooterNote(note: string | undefined): void {
+    this.#footerNote = note
   }
 
   /** Renders one committed event. */
@@ -201,6 +207,7 @@ export class TranscriptRenderer {
       ...(cost !== undefined ? [cost] : []),
       formatDuration(event.time - tally.started),
     ]
+    if (this.#footerNote !== undefined) parts.push(this.#footerNote)
     this.#line(`${this.#style.dim('──')} ${parts.join(this.#style.dim(' · '))}`)
     this.#turn = undefined
   }

@@ -10,6 +10,7 @@ import { CliError, EXIT } from '../cli-error.js'
 import { cliStore, storeSpecOf } from '../cli-harness.js'
 import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../config.js'
 import { projectInstructions, type ProjectInstructions } from '../project-instructions.js'
+import { parseSandboxMode, type SandboxMode } from '../../tools/builtin/sandbox.js'
 import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../providers.js'
 import { mostRecentSession, resolveSessionRef } from '../session-ref.js'
 import { refuseLiveSession } from '../store-spec.js'
@@ -37,6 +38,8 @@ export interface AgentFlags {
   readonly retries?: number
   readonly header?: string[]
   readonly otlp?: string
+  readonly sandbox?: SandboxMode
+  readonly network?: boolean
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -56,6 +59,9 @@ export interface PreparedRun {
   readonly repairs: readonly string[]
   /** The base URL the route talks to, when it is not the provider's default (remembered for resumes). */
   readonly baseURL?: string
+  /** Where `bash` runs (`--sandbox`, default bwrap) and whether it keeps the network (`--network`). */
+  readonly sandbox: SandboxMode
+  readonly network: boolean
 }
 
 /** Adds `--store` (every command has it). */
@@ -86,7 +92,9 @@ export function addAgentOptions(command: Command): Command {
       .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
       .option('--print', 'write only the final answer to stdout (no transcript)')
       .option('--verbose', 'off a terminal: a status line on stderr per request and retry')
-      .option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)'),
+      .option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)')
+      .option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode)
+      .option('--network', 'let sandboxed bash commands use the network'),
   )
 }
 
@@ -99,6 +107,14 @@ export function positiveNumber(value: string): number {
   const n = Number(value)
   if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0)) throw new InvalidArgumentError('expected a positive number')
   return n
+}
+
+function sandboxMode(value: string): SandboxMode {
+  try {
+    return parseSandboxMode(value)
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message)
+  }
 }
 
 /** commander argument parser for positive integers (a bad value is a usage error). */
@@ -178,7 +194,7 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
     }
     const instructions = projectInstructions(config.system, root, config.projectFile)
     const baseURL = route.baseURL
-    return { config, route, root, scratchRoot, store, instructions, repairs, ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
+    return { config, route, root, scratchRoot, store, instructions, repairs, sandbox: flags.sandbox ?? 'bwrap', network: flags.network === true, ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
   } catch (error) {
     await store.close()
     throw error

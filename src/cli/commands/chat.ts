@@ -65,7 +65,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     flags.yes === true
       ? async () => ({ answer: 'yes' as const, by: 'flag' as const })
       : promptingApprover(ui, readAnswer, { before: () => output?.renderer?.pause(), after: () => output?.renderer?.resume(), echo: !terminal })
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, store: prepared.store, instructions: prepared.instructions.text, extensions: await startHarnessExtensions(prepared.config, flags), ask })
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, store: prepared.store, sandbox: prepared.sandbox, network: prepared.network, instructions: prepared.instructions.text, extensions: await startHarnessExtensions(prepared.config, flags), ask })
   let model = prepared.route.model
   harness.hooks.on('agent/request', async (_payload, next) => {
     const config = await next()

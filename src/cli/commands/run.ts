@@ -61,6 +61,8 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     route: prepared.route,
     root: prepared.root,
     store: prepared.store,
+    sandbox: prepared.sandbox,
+    network: prepared.network,
     instructions: prepared.instructions.text,
     extensions: await startHarnessExtensions(prepared.config, flags),
     ...(ask !== undefined ? { ask } : {}),
@@ -118,6 +120,9 @@ export function announce(output: SessionOutput, style: Style, prepared: Prepared
     style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId} · tools in ${prepared.root}${prepared.scratchRoot ? ' (scratch folder, removed at exit; --root DIR keeps the files)' : ''}`),
   )
   for (const source of prepared.instructions.sources) output.notice(style.dim(`instructions: ${source}`))
+  // An unsandboxed shell is a choice the user must keep seeing, so it goes into every turn's footer.
+  if (prepared.config.shell && prepared.sandbox === 'off') output.renderer?.setFooterNote(style.yellow('sandbox: off'))
+  else if (prepared.config.shell && prepared.network) output.renderer?.setFooterNote(style.yellow('network: on'))
 }
 
 async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prepared: PreparedRun): Promise<number> {

@@ -4,8 +4,11 @@ import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { ToolOutput } from '../types.js'
 import { throwIfAborted } from './fs-errors.js'
+import type { ResolvedToolLimits } from './limits.js'
 import { HeadTailCapture } from './output-capture.js'
 import { killProcessGroup, trackGroup, untrackGroup } from './process-group.js'
+import { prepareProcessCap, type ProcessCap } from './process-limit.js'
+import { bwrapArguments, defaultHiddenPaths, probeSandbox, sandboxUnavailable, type SandboxMode } from './sandbox.js'
 import type { Workspace } from './workspace-path.js'
 
 /** Timeout when the model gives none. */
@@ -19,6 +22,31 @@ export const BASH_TAIL_BYTES = 48 * 1024
 // After bash itself exits, how long its background jobs may keep the pipes open before they are stopped.
 const DRAIN_MS = 300
 const CLOSE_WAIT_MS = 1000
+
+// Runs inside the sandbox as `bash -c SUPERVISOR ledgerloop-bash COMMAND`. When the command exits, bwrap
+// tears the whole pid namespace down, so this is the last moment to see whether background jobs were still
+// running: it gives them the same drain time as the host path, then reports leftovers on fd 3.
+const SUPERVISOR = `bash -c "$1" 3>&-
+status=$?
+others() {
+  local entry
+  for entry in /proc/[0-9]*; do
+    case "\${entry#/proc/}" in 1|$$) continue ;; esac
+    [ -e "$entry/stat" ] && return 0
+  done
+  return 1
+}
+for _ in 1 2 3 4 5 6; do others || break; sleep 0.05; done
+if others; then echo leftovers >&3; fi
+exit "$status"
+`
+
+/** How `bash` runs: the sandbox mode, whether the sandbox keeps the network, and the limits. */
+export interface BashOptions {
+  readonly sandbox: SandboxMode
+  readonly network: boolean
+  readonly limits: ResolvedToolLimits
+}
 
 const parameters = z.object({
   command: z.string().min(1).describe('Bash command line, run with the workspace root as working directory'),
@@ -42,27 +70,47 @@ type Ending =
 
 /**
  * `bash {command, timeoutMs?}`: runs `bash -c command` in the workspace root in its own process group and
- * session. On timeout (`TOOL_TIMEOUT`), on `ctx.signal` (`ABORTED`) and when background jobs outlive the
+ * session; by default inside bubblewrap (see {@link bwrapArguments}): the host read-only, the workspace
+ * writable, no network, secrets hidden, at most `limits.maxProcesses` tasks. When the sandbox cannot start,
+ * the call fails with `SANDBOX_UNAVAILABLE` and runs nothing (fail closed). On timeout (`TOOL_TIMEOUT`), on `ctx.signal` (`ABORTED`) and when background jobs outlive the
  * command, the whole group gets SIGTERM then SIGKILL, so no process is left behind. Combined output is capped
  * at head + tail with a note of the bytes cut; a non-zero exit is an `isError` result (`COMMAND_FAILED`)
  * carrying the output and exit code.
  */
-export function bashTool(workspace: Workspace): DefinedTool<BashArgs> {
+export function bashTool(workspace: Workspace, options: BashOptions): DefinedTool<BashArgs> {
   return defineTool({
     name: 'bash',
     description:
-      'Run a bash command in the workspace root (no stdin, no terminal). Returns stdout and stderr interleaved and the ' +
+      'Run a bash command in the workspace root (no stdin, no terminal). ' +
+      (options.sandbox === 'bwrap'
+        ? `It runs in a sandbox: only the workspace and /tmp are writable${options.network ? '' : ', there is no network'}. `
+        : '') +
+      'Returns stdout and stderr interleaved and the ' +
       `exit code. Killed after timeoutMs (default ${BASH_DEFAULT_TIMEOUT_MS / 1000} s). Background jobs are stopped when ` +
       `the command exits. Output beyond ${(BASH_HEAD_BYTES + BASH_TAIL_BYTES) / 1024} KiB is cut from the middle.`,
     parameters,
     concurrencySafe: false,
     async execute({ command, timeoutMs = BASH_DEFAULT_TIMEOUT_MS }, ctx): Promise<ToolOutput> {
       throwIfAborted(ctx.signal)
+      const env = shellEnv()
+      let cap: ProcessCap | undefined
+      let argv = ['bash', '-c', command]
+      if (options.sandbox === 'bwrap') {
+        const probe = await probeSandbox(env.PATH ?? '')
+        if (!probe.ok) throw sandboxUnavailable(probe.reason)
+        cap = await prepareProcessCap(options.limits.maxProcesses)
+        const policy = { workspace: workspace.root, network: options.network, hidden: defaultHiddenPaths() }
+        argv = [...cap.wrap, probe.bwrap, ...bwrapArguments(policy, ['bash', '-c', cap.shellPrelude + SUPERVISOR, 'ledgerloop-bash', command])]
+        // The host's TMPDIR may be a read-only path in there; the sandbox's own /tmp is writable.
+        env.TMPDIR = '/tmp'
+      }
       const started = Date.now()
       const output = new HeadTailCapture(BASH_HEAD_BYTES, BASH_TAIL_BYTES)
-      // detached: a new session and process group led by bash, so one kill(-pid) reaches every descendant
-      // and the command cannot read our terminal.
-      const child = spawn('bash', ['-c', command], { cwd: workspace.root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: shellEnv() })
+      // detached: a new session and process group led by bash (or bwrap), so one kill(-pid) reaches every
+      // descendant and the command cannot read our terminal. fd 3 carries the supervisor's leftovers report.
+      const child = spawn(argv[0] as string, argv.slice(1), { cwd: workspace.root, detached: true, stdio: ['ignore', 'pipe', 'pipe', cap !== undefined ? 'pipe' : 'ignore'], env })
+      let reportedLeftovers = false
+      child.stdio[3]?.on('data', () => (reportedLeftovers = true))
       const pgid = child.pid
       if (pgid !== undefined) trackGroup(pgid)
       child.stdout?.on('data', (chunk: Buffer) => output.push(chunk))
@@ -72,7 +120,7 @@ export function bashTool(workspace: Workspace): DefinedTool<BashArgs> {
         const ending = await waitForEnding(child, timeoutMs, ctx.signal)
         if (ending.kind === 'error') throw new HarnessError(`could not start bash: ${ending.error.message}`, 'SHELL_UNAVAILABLE', { cause: ending.error })
         if (ending.kind === 'exit') await within(closed, DRAIN_MS)
-        const stoppedLeftovers = pgid !== undefined && (await killProcessGroup(pgid))
+        const stoppedLeftovers = (pgid !== undefined && (await killProcessGroup(pgid))) || reportedLeftovers
         await within(closed, CLOSE_WAIT_MS)
         const { text, cutBytes } = output.render()
         const durationMs = Date.now() - started
@@ -85,11 +133,12 @@ export function bashTool(workspace: Workspace): DefinedTool<BashArgs> {
         if (ending.kind === 'abort') {
           throw new HarnessError(`command was cancelled and its process group was killed.${outputSection(text, cutBytes)}`, 'ABORTED')
         }
-        return formatExit(ending, text, cutBytes, stoppedLeftovers, durationMs)
+        const sandbox = { sandbox: options.sandbox, ...(cap !== undefined ? { processLimit: cap.kind } : {}) }
+        return formatExit(ending, text, cutBytes, stoppedLeftovers, durationMs, sandbox)
       } finally {
         if (pgid !== undefined) untrackGroup(pgid)
-        child.stdout?.destroy()
-        child.stderr?.destroy()
+        for (const stream of child.stdio) stream?.destroy()
+        await cap?.release()
       }
     },
   })
@@ -116,6 +165,7 @@ function formatExit(
   cutBytes: number,
   stoppedLeftovers: boolean,
   durationMs: number,
+  sandbox: Record<string, string>,
 ): ToolOutput {
   const status = ending.code !== null ? `exit code ${ending.code}` : `killed by signal ${ending.signal ?? 'unknown'}`
   const notes = [status]
@@ -125,7 +175,7 @@ function formatExit(
   return {
     content: `${text === '' ? '(no output)' : text.replace(/\n$/, '')}\n\n[${notes.join('; ')}]`,
     ...(failed ? { isError: true, errorCode: 'COMMAND_FAILED' } : {}),
-    meta: { exitCode: ending.code, signal: ending.signal, durationMs, cutBytes },
+    meta: { exitCode: ending.code, signal: ending.signal, durationMs, cutBytes, ...sandbox },
   }
 }
 

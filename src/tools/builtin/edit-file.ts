@@ -1,14 +1,14 @@
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { z } from 'zod'
 import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { ToolOutput } from '../types.js'
 import { fsError } from './fs-errors.js'
-import { looksBinary } from './text-file.js'
+import type { ResolvedToolLimits } from './limits.js'
+import { openBeneath } from './open-beneath.js'
+import { looksBinary, tooLarge } from './text-file.js'
+import { writeThrough } from './write-file.js'
 import type { Workspace } from './workspace-path.js'
-
-/** Files larger than this are not edited in memory (a model should not be rewriting them by string match). */
-export const EDIT_MAX_BYTES = 10 * 1024 * 1024
 
 const parameters = z.object({
   path: z.string().describe('File path relative to the workspace root'),
@@ -24,7 +24,7 @@ export type EditFileArgs = z.infer<typeof parameters>
  * `EDIT_NO_MATCH` when it does not occur and `EDIT_AMBIGUOUS` (with the count and lines) when it occurs more
  * than once, so an edit never lands somewhere the model did not mean.
  */
-export function editFileTool(workspace: Workspace): DefinedTool<EditFileArgs> {
+export function editFileTool(workspace: Workspace, limits: ResolvedToolLimits): DefinedTool<EditFileArgs> {
   return defineTool({
     name: 'edit_file',
     description:
@@ -32,54 +32,65 @@ export function editFileTool(workspace: Workspace): DefinedTool<EditFileArgs> {
       'included) and occur exactly once; include surrounding lines to make it unique.',
     parameters,
     concurrencySafe: false,
-    async execute({ path: given, oldText, newText }): Promise<ToolOutput> {
-      const target = await workspace.resolve(given)
-      const name = JSON.stringify(given)
-      let data: Buffer
+    async execute(args): Promise<ToolOutput> {
+      // Read and written through one descriptor opened beneath the root: no window for a link swap between them.
+      const { handle, rel } = await openBeneath(workspace, args.path, 'update')
       try {
-        const info = await stat(target.real)
-        if (info.isDirectory()) throw new HarnessError(`${name} is a directory`, 'IS_A_DIRECTORY')
-        if (!info.isFile()) throw new HarnessError(`${name} is not a regular file`, 'NOT_A_FILE')
-        if (info.size > EDIT_MAX_BYTES) throw new HarnessError(`${name} is too large to edit (${info.size} bytes)`, 'FILE_TOO_LARGE')
-        data = await readFile(target.real)
-      } catch (error) {
-        throw fsError(error, given)
+        return await applyEdit(handle, rel, args, limits)
+      } finally {
+        await handle.close()
       }
-      if (looksBinary(data)) throw new HarnessError(`${name} looks like a binary file; edit_file only edits text`, 'BINARY_FILE')
-      const text = data.toString('utf8')
-      let search = { oldText, newText }
-      let at = occurrences(text, oldText)
-      // Models usually write "\n"; a CRLF file would then never match, so retry in the file's own line endings.
-      if (at.length === 0 && text.includes('\r\n') && /(?<!\r)\n/.test(oldText)) {
-        search = { oldText: toCrlf(oldText), newText: toCrlf(newText) }
-        at = occurrences(text, search.oldText)
-      }
-      if (at.length === 0) {
-        throw new HarnessError(
-          `oldText was not found in ${name}. Read the file again and copy the text exactly, including whitespace and indentation.`,
-          'EDIT_NO_MATCH',
-        )
-      }
-      if (at.length > 1) {
-        const lines = at.slice(0, 10).map((index) => lineOf(text, index))
-        throw new HarnessError(
-          `oldText occurs ${at.length} times in ${name} (at lines ${lines.join(', ')}${at.length > 10 ? ', …' : ''}); ` +
-            'add surrounding lines to oldText so it matches exactly once.',
-          'EDIT_AMBIGUOUS',
-        )
-      }
-      const index = at[0] as number
-      // Slicing rather than String.replace: replace() would expand `$&`, `$1`… inside newText.
-      const updated = text.slice(0, index) + search.newText + text.slice(index + search.oldText.length)
-      try {
-        await writeFile(target.real, updated, 'utf8')
-      } catch (error) {
-        throw fsError(error, given)
-      }
-      const line = lineOf(text, index)
-      return { content: `Edited ${target.rel}: replaced 1 occurrence at line ${line}`, meta: { path: target.rel, line } }
     },
   })
+}
+
+async function applyEdit(handle: FileHandle, rel: string, { path: given, oldText, newText }: EditFileArgs, limits: ResolvedToolLimits): Promise<ToolOutput> {
+  const name = JSON.stringify(given)
+  let data: Buffer
+  try {
+    const info = await handle.stat()
+    if (info.isDirectory()) throw new HarnessError(`${name} is a directory`, 'IS_A_DIRECTORY')
+    if (!info.isFile()) throw new HarnessError(`${name} is not a regular file`, 'NOT_A_FILE')
+    if (info.size > limits.maxFileBytes) throw tooLarge(given, info.size, limits.maxFileBytes, 'read')
+    data = await handle.readFile()
+  } catch (error) {
+    throw fsError(error, given)
+  }
+  if (looksBinary(data)) throw new HarnessError(`${name} looks like a binary file; edit_file only edits text`, 'BINARY_FILE')
+  const text = data.toString('utf8')
+  let search = { oldText, newText }
+  let at = occurrences(text, oldText)
+  // Models usually write "\n"; a CRLF file would then never match, so retry in the file's own line endings.
+  if (at.length === 0 && text.includes('\r\n') && /(?<!\r)\n/.test(oldText)) {
+    search = { oldText: toCrlf(oldText), newText: toCrlf(newText) }
+    at = occurrences(text, search.oldText)
+  }
+  if (at.length === 0) {
+    throw new HarnessError(
+      `oldText was not found in ${name}. Read the file again and copy the text exactly, including whitespace and indentation.`,
+      'EDIT_NO_MATCH',
+    )
+  }
+  if (at.length > 1) {
+    const lines = at.slice(0, 10).map((index) => lineOf(text, index))
+    throw new HarnessError(
+      `oldText occurs ${at.length} times in ${name} (at lines ${lines.join(', ')}${at.length > 10 ? ', …' : ''}); ` +
+        'add surrounding lines to oldText so it matches exactly once.',
+      'EDIT_AMBIGUOUS',
+    )
+  }
+  const index = at[0] as number
+  // Slicing rather than String.replace: replace() would expand `$&`, `$1`… inside newText.
+  const updated = text.slice(0, index) + search.newText + text.slice(index + search.oldText.length)
+  const bytes = Buffer.from(updated, 'utf8')
+  if (bytes.length > limits.maxWriteBytes) throw tooLarge(given, bytes.length, limits.maxWriteBytes, 'written')
+  try {
+    await writeThrough(handle, bytes)
+  } catch (error) {
+    throw fsError(error, given)
+  }
+  const line = lineOf(text, index)
+  return { content: `Edited ${rel}: replaced 1 occurrence at line ${line}`, meta: { path: rel, line } }
 }
 
 /**

@@ -1,21 +1,21 @@
-import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { ToolOutput } from '../types.js'
 import { fsError, throwIfAborted } from './fs-errors.js'
-import { globToRegExp } from './glob-pattern.js'
-import { clipLine, LINE_BREAK, looksBinary } from './text-file.js'
-import { walkFiles, type WalkedFile } from './walk.js'
+import { compileGlob } from './glob-pattern.js'
+import type { ResolvedToolLimits } from './limits.js'
+import { openBeneath } from './open-beneath.js'
+import { RegexWorker, type LineHit } from './regex-worker.js'
+import { looksBinary } from './text-file.js'
+import { walkFiles } from './walk.js'
 import type { Workspace } from './workspace-path.js'
 
 /** Most matching lines one `grep` call reports. */
 export const GREP_MAX_MATCHES = 200
 /** Matching lines are shown cut to this many characters. */
 export const GREP_MAX_LINE_CHARS = 300
-/** Larger files are skipped (and counted in the note): they are generated or data, rarely what a model wants. */
-export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024
 
 const parameters = z.object({
   pattern: z.string().min(1).describe('JavaScript regular expression, matched against each line'),
@@ -31,10 +31,12 @@ export type GrepArgs = z.infer<typeof parameters>
 
 /**
  * `grep {pattern, path?, glob?}`: lines matching a regex in the text files under `path`, as `file:line: text`,
- * skipping `.git`, `node_modules`, binary and very large files; capped at {@link GREP_MAX_MATCHES} with a note.
- * An invalid regex fails with `INVALID_PATTERN`.
+ * skipping `.git`, `node_modules`, binary files and files over `limits.maxFileBytes`; capped at
+ * {@link GREP_MAX_MATCHES} with a note. Matching runs in a worker thread with a `limits.grepTimeoutMs`
+ * budget: a pattern that backtracks catastrophically fails with `TOOL_TIMEOUT` instead of freezing the loop,
+ * and cancelling the turn terminates it (`ABORTED`). An invalid regex fails with `INVALID_PATTERN`.
  */
-export function grepTool(workspace: Workspace): DefinedTool<GrepArgs> {
+export function grepTool(workspace: Workspace, limits: ResolvedToolLimits): DefinedTool<GrepArgs> {
   return defineTool({
     name: 'grep',
     description:
@@ -46,36 +48,46 @@ export function grepTool(workspace: Workspace): DefinedTool<GrepArgs> {
       const regex = compile(pattern)
       const accept = glob === undefined ? () => true : fileFilter(glob)
       const target = await workspace.resolve(given)
-      const info = await stat(target.real).catch((error: unknown) => {
+      const start = await openBeneath(workspace, given, 'read')
+      let isDirectory: boolean
+      try {
+        isDirectory = (await start.handle.stat()).isDirectory()
+      } catch (error) {
         throw fsError(error, given)
-      })
-      const files: AsyncIterable<WalkedFile> | WalkedFile[] = info.isDirectory()
-        ? walkFiles(target.real, target.rel, ctx.signal)
-        : [{ abs: target.real, rel: target.rel }]
+      } finally {
+        await start.handle.close()
+      }
+      const walk = isDirectory ? await walkFiles(target.real, target.rel, limits.maxFilesWalked, ctx.signal) : { files: [start.rel], capped: false }
+      const matcher = new RegexWorker(regex, limits.grepTimeoutMs, ctx.signal)
       const found: string[] = []
       let filesSearched = 0
       let skippedLarge = 0
       let capped = false
-      search: for await (const file of files) {
-        if (!accept(file.rel)) continue
-        throwIfAborted(ctx.signal)
-        const lines = await readSearchable(file.abs)
-        if (lines === 'large') skippedLarge++
-        if (typeof lines === 'string') continue
-        filesSearched++
-        for (let i = 0; i < lines.length; i++) {
-          const line = lines[i] as string
-          if (!regex.test(line)) continue
-          if (found.length === GREP_MAX_MATCHES) {
-            capped = true
-            break search
+      try {
+        for (const rel of walk.files) {
+          if (!accept(rel)) continue
+          throwIfAborted(ctx.signal)
+          const file = await readSearchable(workspace, rel, limits.maxFileBytes)
+          if (file.skipped === 'large') skippedLarge++
+          if (file.text === undefined) continue
+          filesSearched++
+          const hits = await matcher.match(file.text, GREP_MAX_MATCHES + 1 - found.length, GREP_MAX_LINE_CHARS)
+          for (const hit of hits) {
+            if (found.length === GREP_MAX_MATCHES) {
+              capped = true
+              break
+            }
+            found.push(`${rel}:${hit[0]}: ${formatLine(hit)}`)
           }
-          found.push(`${file.rel}:${i + 1}: ${clipLine(line, GREP_MAX_LINE_CHARS).text}`)
+          if (capped) break
         }
+      } finally {
+        await matcher.close()
       }
       const notes: string[] = []
       if (capped) notes.push(`stopped after ${GREP_MAX_MATCHES} matches; narrow the pattern, path or glob to see the rest`)
-      if (skippedLarge > 0) notes.push(`${skippedLarge} file(s) larger than ${GREP_MAX_FILE_BYTES / 1024 / 1024} MiB were not searched`)
+      if (skippedLarge > 0) notes.push(`${skippedLarge} file(s) larger than ${limits.maxFileBytes} bytes (limits.maxFileBytes) were not searched`)
+      if (walk.capped) notes.push(`the search stopped after looking at ${limits.maxFilesWalked} files (limits.maxFilesWalked)`)
       const body = found.length > 0 ? found.join('\n') : `No matches for ${JSON.stringify(pattern)} in ${target.rel} (${filesSearched} files searched)`
       return {
         content: notes.length > 0 ? `${body}\n\n[${notes.join('; ')}]` : body,
@@ -97,22 +109,39 @@ function compile(pattern: string): RegExp {
 
 /** ripgrep's convention: a glob without `/` names files at any depth, one with `/` is matched from the root. */
 function fileFilter(glob: string): (rel: string) => boolean {
-  const matcher = globToRegExp(glob)
-  if (glob.includes('/')) return (rel) => matcher.test(rel)
-  return (rel) => matcher.test(path.posix.basename(rel))
+  const matches = compileGlob(glob)
+  if (glob.includes('/')) return matches
+  return (rel) => matches(path.posix.basename(rel))
 }
 
-/** The file's lines, or why it is not searched. Read errors skip the file: one unreadable file should not sink a search. */
-async function readSearchable(file: string): Promise<string[] | 'large' | 'binary' | 'unreadable'> {
+function formatLine([, head, length]: LineHit): string {
+  if (length <= GREP_MAX_LINE_CHARS) return head
+  return `${head}… [${length - GREP_MAX_LINE_CHARS} more characters]`
+}
+
+/**
+ * A file's text, read through a descriptor opened beneath the root, or why it is not searched. Errors skip
+ * the file (one unreadable file should not sink a search), and so does a name that now leads outside.
+ */
+type Searchable = { text: string; skipped?: undefined } | { text?: undefined; skipped: 'large' | 'binary' | 'unreadable' }
+
+async function readSearchable(workspace: Workspace, rel: string, maxBytes: number): Promise<Searchable> {
+  let opened
   try {
-    if ((await stat(file)).size > GREP_MAX_FILE_BYTES) return 'large'
-    const data = await readFile(file)
-    if (looksBinary(data)) return 'binary'
-    const lines = data.toString('utf8').split(LINE_BREAK)
-    // A final line break ends the last line; it does not start an empty one that `^$` would "match".
-    if (lines.at(-1) === '') lines.pop()
-    return lines
+    opened = await openBeneath(workspace, rel, 'read')
   } catch {
-    return 'unreadable'
+    return { skipped: 'unreadable' }
+  }
+  try {
+    const info = await opened.handle.stat()
+    if (!info.isFile()) return { skipped: 'unreadable' }
+    if (info.size > maxBytes) return { skipped: 'large' }
+    const data = await opened.handle.readFile()
+    if (looksBinary(data)) return { skipped: 'binary' }
+    return { text: data.toString('utf8') }
+  } catch {
+    return { skipped: 'unreadable' }
+  } finally {
+    await opened.handle.close()
   }
 }

@@ -3,8 +3,10 @@ import { bashTool } from './bash.js'
 import { editFileTool } from './edit-file.js'
 import { globTool } from './glob.js'
 import { grepTool } from './grep.js'
+import { resolveToolLimits, type ToolLimits } from './limits.js'
 import { listTool } from './list.js'
 import { readFileTool } from './read-file.js'
+import { parseSandboxMode, type SandboxMode } from './sandbox.js'
 import { Workspace } from './workspace-path.js'
 import { writeFileTool } from './write-file.js'
 
@@ -12,31 +14,44 @@ import { writeFileTool } from './write-file.js'
 export interface BuiltinToolsOptions {
   /** Workspace directory every tool is confined to; must exist. */
   readonly root: string
-  /** Include the `bash` tool (default false: a shell can do anything the user can). */
+  /** Include the `bash` tool (default false: a shell can do anything the sandbox lets it). */
   readonly shell?: boolean
+  /**
+   * Where `bash` runs commands: `'bwrap'` (default) inside a bubblewrap sandbox, failing closed with
+   * `SANDBOX_UNAVAILABLE` when it cannot start; `'off'` directly on the host with all of the user's rights.
+   */
+  readonly sandbox?: SandboxMode
+  /** Let sandboxed commands use the network (default false: a new, empty network namespace). */
+  readonly network?: boolean
+  /** Size, count and time limits; see {@link ToolLimits} for the defaults. */
+  readonly limits?: ToolLimits
 }
 
 /**
  * The built-in tools, confined to `root`: `read_file`, `write_file`, `edit_file`, `list`, `grep`, `glob`, and
  * `bash` when `shell` is true. Paths are relative to `root`; absolute paths, `..` and symlink escapes fail
- * with `PATH_OUTSIDE_ROOT`.
+ * with `PATH_OUTSIDE_ROOT`, also against a link swapped in between check and use. `bash` runs in a
+ * bubblewrap sandbox unless `sandbox: 'off'` (docs/tools.md says what it allows and what it does not stop).
  * @example
  * ```ts
  * for (const tool of builtinTools({ root: process.cwd(), shell: true })) harness.tools.register(tool)
  * ```
- * @throws HarnessError `INVALID_CONFIG` when `root` does not exist or is not a directory
+ * @throws HarnessError `INVALID_CONFIG` when `root` does not exist or is not a directory, or for a bad
+ *   `sandbox` or limit value
  */
 export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
   const workspace = new Workspace(options.root)
+  const limits = resolveToolLimits(options.limits)
+  const sandbox = parseSandboxMode(options.sandbox ?? 'bwrap')
   const tools = [
-    erase(readFileTool(workspace)),
-    erase(writeFileTool(workspace)),
-    erase(editFileTool(workspace)),
+    erase(readFileTool(workspace, limits)),
+    erase(writeFileTool(workspace, limits)),
+    erase(editFileTool(workspace, limits)),
     erase(listTool(workspace)),
-    erase(grepTool(workspace)),
-    erase(globTool(workspace)),
+    erase(grepTool(workspace, limits)),
+    erase(globTool(workspace, limits)),
   ]
-  if (options.shell === true) tools.push(erase(bashTool(workspace)))
+  if (options.shell === true) tools.push(erase(bashTool(workspace, { sandbox, network: options.network === true, limits })))
   return tools
 }
 
@@ -49,3 +64,5 @@ function erase<Args>(tool: DefinedTool<Args>): DefinedTool {
 }
 
 export { Workspace, type WorkspacePath } from './workspace-path.js'
+export { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.js'
+export type { SandboxMode } from './sandbox.js'

@@ -1,9 +1,10 @@
-import { readdir, stat } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { z } from 'zod'
 import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { ToolOutput } from '../types.js'
 import { fsError } from './fs-errors.js'
+import { descriptorPath, openBeneath } from './open-beneath.js'
 import type { Workspace } from './workspace-path.js'
 
 /** Most entries one `list` call shows. */
@@ -29,23 +30,27 @@ export function listTool(workspace: Workspace): DefinedTool<ListArgs> {
     parameters,
     concurrencySafe: true,
     async execute({ path: given = '.' }): Promise<ToolOutput> {
-      const target = await workspace.resolve(given)
+      const opened = await openBeneath(workspace, given, 'read')
       const name = JSON.stringify(given)
+      const rel = opened.rel
       let entries
       try {
-        if (!(await stat(target.real)).isDirectory()) throw new HarnessError(`${name} is not a directory; use read_file for files`, 'NOT_A_DIRECTORY')
-        entries = await readdir(target.real, { withFileTypes: true })
+        if (!(await opened.handle.stat()).isDirectory()) throw new HarnessError(`${name} is not a directory; use read_file for files`, 'NOT_A_DIRECTORY')
+        // Listed through the checked descriptor, so a link swapped in after the check is never listed.
+        entries = await readdir(descriptorPath(opened), { withFileTypes: true })
       } catch (error) {
         throw fsError(error, given)
+      } finally {
+        await opened.handle.close()
       }
       // Symlinks are shown as links, not followed: following one is how a listing would peek outside the root.
       const names = entries
         .map((entry) => entry.name + (entry.isSymbolicLink() ? '@' : entry.isDirectory() ? '/' : ''))
         .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-      if (names.length === 0) return { content: `(${target.rel} is empty)`, meta: { path: target.rel, entries: 0 } }
+      if (names.length === 0) return { content: `(${rel} is empty)`, meta: { path: rel, entries: 0 } }
       const shown = names.slice(0, LIST_MAX_ENTRIES)
       const note = names.length > shown.length ? `\n\n[${names.length - shown.length} more entries not shown; ${names.length} in total]` : ''
-      return { content: shown.join('\n') + note, meta: { path: target.rel, entries: names.length } }
+      return { content: shown.join('\n') + note, meta: { path: rel, entries: names.length } }
     },
   })
 }

@@ -1,12 +1,13 @@
-import { createReadStream } from 'node:fs'
-import { open, stat } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { z } from 'zod'
 import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { ToolOutput } from '../types.js'
-import { fsError, throwIfAborted } from './fs-errors.js'
-import { clipLine, handleLooksBinary } from './text-file.js'
+import { throwIfAborted } from './fs-errors.js'
+import type { ResolvedToolLimits } from './limits.js'
+import { openBeneath } from './open-beneath.js'
+import { clipLine, handleLooksBinary, tooLarge } from './text-file.js'
 import type { Workspace } from './workspace-path.js'
 
 /** Lines shown when the model gives no `limit`. */
@@ -28,9 +29,9 @@ export type ReadFileArgs = z.infer<typeof parameters>
 /**
  * `read_file {path, offset?, limit?}`: a text file's lines, numbered (`   12\t…`), from `offset` for `limit`
  * lines, capped at {@link READ_DEFAULT_LINES} lines / {@link READ_MAX_BYTES} with a note saying where to go on.
- * Binary files are refused with `BINARY_FILE`.
+ * Binary files are refused with `BINARY_FILE`, files over `limits.maxFileBytes` with `FILE_TOO_LARGE`.
  */
-export function readFileTool(workspace: Workspace): DefinedTool<ReadFileArgs> {
+export function readFileTool(workspace: Workspace, limits: ResolvedToolLimits): DefinedTool<ReadFileArgs> {
   return defineTool({
     name: 'read_file',
     description:
@@ -39,25 +40,23 @@ export function readFileTool(workspace: Workspace): DefinedTool<ReadFileArgs> {
     parameters,
     concurrencySafe: true,
     async execute({ path: given, offset = 1, limit = READ_DEFAULT_LINES }, ctx): Promise<ToolOutput> {
-      const target = await workspace.resolve(given)
-      const info = await stat(target.real).catch((error: unknown) => {
-        throw fsError(error, given)
-      })
-      if (info.isDirectory()) throw new HarnessError(`${JSON.stringify(given)} is a directory; use the list tool`, 'IS_A_DIRECTORY')
-      // A FIFO or device would block the read forever (or never end), so only regular files are read.
-      if (!info.isFile()) throw new HarnessError(`${JSON.stringify(given)} is not a regular file`, 'NOT_A_FILE')
-      const handle = await open(target.real, 'r').catch((error: unknown) => {
-        throw fsError(error, given)
-      })
+      // Every byte is read through this descriptor, checked to lie inside the root (no check-then-use race).
+      const { handle, rel } = await openBeneath(workspace, given, 'read')
+      let page: Page
       try {
+        const info = await handle.stat()
+        if (info.isDirectory()) throw new HarnessError(`${JSON.stringify(given)} is a directory; use the list tool`, 'IS_A_DIRECTORY')
+        // A FIFO or device would block the read forever (or never end), so only regular files are read.
+        if (!info.isFile()) throw new HarnessError(`${JSON.stringify(given)} is not a regular file`, 'NOT_A_FILE')
+        if (info.size > limits.maxFileBytes) throw tooLarge(given, info.size, limits.maxFileBytes, 'read')
         if (await handleLooksBinary(handle)) {
           throw new HarnessError(`${JSON.stringify(given)} looks like a binary file (${info.size} bytes); read_file only shows text`, 'BINARY_FILE')
         }
+        if (info.size === 0) return { content: `(${given} is empty)`, meta: { path: rel, lines: 0 } }
+        page = await readLines(handle, offset, limit, ctx.signal)
       } finally {
         await handle.close()
       }
-      if (info.size === 0) return { content: `(${given} is empty)`, meta: { path: target.rel, lines: 0 } }
-      const page = await readLines(target.real, offset, limit, ctx.signal)
       if (page.lines.length === 0) {
         throw new HarnessError(`offset ${offset} is past the end of ${JSON.stringify(given)}, which has ${page.seen} lines`, 'INVALID_ARGS')
       }
@@ -72,7 +71,7 @@ export function readFileTool(workspace: Workspace): DefinedTool<ReadFileArgs> {
       const body = page.lines.map((line, i) => `${String(offset + i).padStart(5)}\t${line}`).join('\n')
       return {
         content: notes.length === 0 ? body : `${body}\n\n[${notes.join('; ')}]`,
-        meta: { path: target.rel, from: offset, to: last, truncated: page.stoppedBy !== undefined },
+        meta: { path: rel, from: offset, to: last, truncated: page.stoppedBy !== undefined },
       }
     },
   })
@@ -88,10 +87,11 @@ interface Page {
 }
 
 /** Streams the file so a huge log costs only the lines up to the page's end, never the whole file in memory. */
-async function readLines(file: string, offset: number, limit: number, signal: AbortSignal): Promise<Page> {
+async function readLines(handle: FileHandle, offset: number, limit: number, signal: AbortSignal): Promise<Page> {
   const page: Page = { lines: [], seen: 0, clippedLines: 0 }
   let bytes = 0
-  const input = createReadStream(file, { encoding: 'utf8' })
+  // autoClose off: the caller owns the descriptor and closes it once.
+  const input = handle.createReadStream({ encoding: 'utf8', start: 0, autoClose: false })
   const reader = createInterface({ input, crlfDelay: Infinity })
   try {
     for await (const raw of reader) {
@@ -114,7 +114,7 @@ async function readLines(file: string, offset: number, limit: number, signal: Ab
       page.lines.push(text)
     }
   } finally {
-    // Closing the interface leaves its input open; an early stop must release the file descriptor too.
+    // Closing the interface leaves its input stream open; an early stop must end the stream too.
     reader.close()
     input.destroy()
   }

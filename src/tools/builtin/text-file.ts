@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises'
+import { HarnessError } from '../../errors/harness-error.js'
 
 /** How much of a file's start is inspected to decide whether it is binary (git uses the same 8000-byte idea). */
 export const BINARY_SNIFF_BYTES = 8192
@@ -25,4 +26,14 @@ export async function handleLooksBinary(handle: FileHandle): Promise<boolean> {
 export function clipLine(line: string, max: number): { text: string; clipped: boolean } {
   if (line.length <= max) return { text: line, clipped: false }
   return { text: `${line.slice(0, max)}… [${line.length - max} more characters]`, clipped: true }
+}
+
+/** The `FILE_TOO_LARGE` error for a file over a size limit, naming the limit so the user knows what to raise. */
+export function tooLarge(given: string, size: number, max: number, what: 'read' | 'written'): HarnessError {
+  const setting = what === 'read' ? 'maxFileBytes' : 'maxWriteBytes'
+  return new HarnessError(
+    `${JSON.stringify(given)} is ${size} bytes, over the ${max}-byte limit for files ${what} by the file tools (limits.${setting}); ` +
+      (what === 'read' ? 'search it with grep or look at parts of it with bash (head, tail, sed -n)' : 'write it in smaller files'),
+    'FILE_TOO_LARGE',
+  )
 }

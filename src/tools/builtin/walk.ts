@@ -1,45 +1,40 @@
-import type { Dirent } from 'node:fs'
-import { readdir } from 'node:fs/promises'
-import path from 'node:path'
+import { fdir } from 'fdir'
 import { throwIfAborted } from './fs-errors.js'
 
 /** Directories grep and glob never descend into: VCS internals and installed dependencies are noise to search. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git', 'node_modules'])
 
-/** A regular file met by {@link walkFiles}. */
-export interface WalkedFile {
-  /** Absolute real path. */
-  readonly abs: string
-  /** Path relative to the workspace root, `/`-separated. */
-  readonly rel: string
+/** What {@link walkFiles} found. */
+export interface Walk {
+  /** Paths relative to the workspace root, `/`-separated, sorted. */
+  readonly files: string[]
+  /** True when the walk stopped at its file limit, so more files may exist. */
+  readonly capped: boolean
 }
 
 /**
- * Yields the regular files under `dir` (a checked real path inside the workspace), depth first in name order
- * so results are deterministic. Symlinks are not followed, which keeps the walk inside the root and out of
- * cycles; unreadable directories are skipped rather than failing the whole search.
+ * The regular files under `dir` (a checked real path inside the workspace), with fdir. Symlinks are neither
+ * followed nor listed, which keeps the walk inside the root and out of cycles; unreadable directories are
+ * skipped; `.git` and `node_modules` below the start are not entered. Reading a listed file must still go
+ * through `openBeneath`: a name is not a promise about what it points to by the time it is opened.
  * @param dir - absolute real directory to walk
  * @param relDir - how results name `dir` (`.` for the root), so a walk started through a symlinked directory
  *   reports paths under the name the model used
- * @param signal - checked once per directory
+ * @param maxFiles - stop after this many files
  * @throws HarnessError `ABORTED` when `signal` fires during the walk
  */
-export async function* walkFiles(dir: string, relDir: string, signal: AbortSignal): AsyncGenerator<WalkedFile> {
+export async function walkFiles(dir: string, relDir: string, maxFiles: number, signal: AbortSignal): Promise<Walk> {
   throwIfAborted(signal)
-  let entries: Dirent[]
-  try {
-    entries = await readdir(dir, { withFileTypes: true })
-  } catch {
-    return
-  }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  for (const entry of entries) {
-    const abs = path.join(dir, entry.name)
-    const rel = relDir === '.' ? entry.name : `${relDir}/${entry.name}`
-    if (entry.isDirectory()) {
-      if (!SKIPPED_DIRECTORIES.has(entry.name)) yield* walkFiles(abs, rel, signal)
-    } else if (entry.isFile()) {
-      yield { abs, rel }
-    }
-  }
+  const found = await new fdir({ excludeSymlinks: true, suppressErrors: true })
+    .withRelativePaths()
+    .withPathSeparator('/')
+    .exclude((name) => SKIPPED_DIRECTORIES.has(name))
+    .withMaxFiles(maxFiles)
+    .withAbortSignal(signal)
+    .crawl(dir)
+    .withPromise()
+  throwIfAborted(signal)
+  const files = relDir === '.' ? found : found.map((rel) => `${relDir}/${rel}`)
+  files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  return { files, capped: found.length >= maxFiles }
 }

@@ -21,9 +21,9 @@ const MAX_SYMLINK_HOPS = 40
  * The directory the built-in file tools are confined to. Every path the model passes is relative to it;
  * absolute paths, `..` escapes and symlinks that lead outside are refused with `PATH_OUTSIDE_ROOT`.
  *
- * Checks resolve symlinks on the deepest existing ancestor, so a new file under a symlinked directory is
- * judged by where it would really land. The tools then operate on the resolved real path, which narrows (but
- * cannot close) the window in which something else swaps a directory for a symlink.
+ * {@link Workspace.resolve} resolves symlinks on the deepest existing ancestor, so a new file under a symlinked
+ * directory is judged by where it would really land. The file tools do their I/O through `openBeneath`, which
+ * closes the window in which something else swaps a directory for a symlink between the check and the use.
  */
 export class Workspace {
   /** The root, realpath'd once at construction. */
@@ -51,12 +51,7 @@ export class Workspace {
    *   `SYMLINK_LOOP` for a symlink cycle
    */
   async resolve(given: string): Promise<WorkspacePath> {
-    if (given.includes('\0')) throw new HarnessError(`path ${JSON.stringify(given)} contains a NUL byte`, 'INVALID_ARGS')
-    if (given.trim() === '') throw new HarnessError('path must not be empty (use "." for the workspace root)', 'INVALID_ARGS')
-    if (path.isAbsolute(given)) throw outside(given, 'absolute paths are not allowed; give a path relative to the workspace root')
-    const lexical = path.resolve(this.root, given)
-    // Checked before touching the disk so `a/../../x` is refused even when `a` does not exist.
-    if (!this.contains(lexical)) throw outside(given, 'it climbs out of the workspace root with ".."')
+    const lexical = this.checkLexically(given)
     let real: string
     try {
       real = await realLocation(lexical, 0)
@@ -65,6 +60,21 @@ export class Workspace {
     }
     if (!this.contains(real)) throw outside(given, 'it leads outside the workspace root through a symlink')
     return { real, rel: this.relative(real), given }
+  }
+
+  /**
+   * The absolute path `given` names, checked without touching the disk (so `a/../../x` is refused even when
+   * `a` does not exist).
+   * @throws HarnessError `PATH_OUTSIDE_ROOT` for an absolute path or a `..` escape; `INVALID_ARGS` for an
+   *   empty path or one with a NUL byte
+   */
+  checkLexically(given: string): string {
+    if (given.includes('\0')) throw new HarnessError(`path ${JSON.stringify(given)} contains a NUL byte`, 'INVALID_ARGS')
+    if (given.trim() === '') throw new HarnessError('path must not be empty (use "." for the workspace root)', 'INVALID_ARGS')
+    if (path.isAbsolute(given)) throw outside(given, 'absolute paths are not allowed; give a path relative to the workspace root')
+    const lexical = path.resolve(this.root, given)
+    if (!this.contains(lexical)) throw outside(given, 'it climbs out of the workspace root with ".."')
+    return lexical
   }
 
   /** `abs` relative to the root, `/`-separated, `.` for the root itself. */

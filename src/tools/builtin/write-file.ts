@@ -1,10 +1,12 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises'
-import path from 'node:path'
+import type { FileHandle } from 'node:fs/promises'
 import { z } from 'zod'
 import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { ToolOutput } from '../types.js'
 import { fsError } from './fs-errors.js'
+import type { ResolvedToolLimits } from './limits.js'
+import { ensureParents, openBeneath } from './open-beneath.js'
+import { tooLarge } from './text-file.js'
 import type { Workspace } from './workspace-path.js'
 
 const parameters = z.object({
@@ -17,9 +19,11 @@ export type WriteFileArgs = z.infer<typeof parameters>
 
 /**
  * `write_file {path, content}`: creates or replaces a file (UTF-8), creating missing parent directories, and
- * reports the bytes written. Not concurrency-safe: two writes to one file must not race.
+ * reports the bytes written. The file is opened beneath the root without following links (a new one with
+ * `O_EXCL`) and written through that descriptor. Content over `limits.maxWriteBytes` fails `FILE_TOO_LARGE`.
+ * Not concurrency-safe: two writes to one file must not race.
  */
-export function writeFileTool(workspace: Workspace): DefinedTool<WriteFileArgs> {
+export function writeFileTool(workspace: Workspace, limits: ResolvedToolLimits): DefinedTool<WriteFileArgs> {
   return defineTool({
     name: 'write_file',
     description:
@@ -28,27 +32,32 @@ export function writeFileTool(workspace: Workspace): DefinedTool<WriteFileArgs> 
     parameters,
     concurrencySafe: false,
     async execute({ path: given, content }): Promise<ToolOutput> {
-      const target = await workspace.resolve(given)
-      if (target.real === workspace.root) throw new HarnessError('cannot write to the workspace root itself; name a file', 'IS_A_DIRECTORY')
-      const existed = await stat(target.real).then(
-        (info) => {
-          if (info.isDirectory()) throw new HarnessError(`${JSON.stringify(given)} is a directory`, 'IS_A_DIRECTORY')
-          return true
-        },
-        () => false,
-      )
-      const bytes = Buffer.byteLength(content)
+      const data = Buffer.from(content, 'utf8')
+      if (data.length > limits.maxWriteBytes) throw tooLarge(given, data.length, limits.maxWriteBytes, 'written')
+      await ensureParents(workspace, given)
+      const { handle, rel, created } = await openBeneath(workspace, given, 'write')
       try {
-        // The parent is derived from the checked real path, so directories are only ever created inside the root.
-        await mkdir(path.dirname(target.real), { recursive: true })
-        await writeFile(target.real, content, 'utf8')
+        if (!(await handle.stat()).isFile()) throw new HarnessError(`${JSON.stringify(given)} is not a regular file`, 'NOT_A_FILE')
+        await writeThrough(handle, data)
       } catch (error) {
         throw fsError(error, given)
+      } finally {
+        await handle.close()
       }
       return {
-        content: `${existed ? 'Overwrote' : 'Created'} ${target.rel} (${bytes} bytes written)`,
-        meta: { path: target.rel, bytes, created: !existed },
+        content: `${created ? 'Created' : 'Overwrote'} ${rel} (${data.length} bytes written)`,
+        meta: { path: rel, bytes: data.length, created },
       }
     },
   })
+}
+
+/** Replaces the whole content of an open, checked file. */
+export async function writeThrough(handle: FileHandle, data: Buffer): Promise<void> {
+  await handle.truncate(0)
+  let written = 0
+  while (written < data.length) {
+    const { bytesWritten } = await handle.write(data, written, data.length - written, written)
+    written += bytesWritten
+  }
 }

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -6,8 +6,29 @@ import { BASH_HEAD_BYTES, BASH_TAIL_BYTES, shellEnv } from '../../../src/tools/b
 import { HeadTailCapture } from '../../../src/tools/builtin/output-capture.js'
 import { call, failure, okText, tempDir, toolsFor } from './helpers.js'
 
-// Writes the shell's own pid (= its process group id) and two background sleepers' pids to `pids`, then waits.
-const SLEEPERS = 'echo $$ > pids; sleep 30 & echo $! >> pids; sleep 30 & echo $! >> pids; wait'
+// Sandboxed commands live in their own pid namespace, so their `$$` means nothing out here. Each test's
+// sleepers carry a unique duration instead, and the host's /proc is searched for them by command line.
+let serial = 0
+function sleepers(): { token: string; command: string } {
+  const token = `30.${process.pid}${++serial}`
+  return { token, command: `sleep ${token} & sleep ${token} & wait` }
+}
+
+/** Host pids of running (non-zombie) processes whose command line is `sleep TOKEN`. */
+function sleepersRunning(token: string): number[] {
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8') !== `sleep\0${token}\0`) continue
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (!/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) found.push(Number(name))
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found
+}
 
 const started: number[] = []
 afterEach(() => {
@@ -21,48 +42,22 @@ afterEach(() => {
   }
 })
 
-async function pidsIn(root: string, count: number): Promise<number[]> {
+async function waitForSleepers(token: string, count: number): Promise<number[]> {
   const deadline = Date.now() + 5000
   for (;;) {
-    const text = await readFile(path.join(root, 'pids'), 'utf8').catch(() => '')
-    const pids = text.split('\n').filter(Boolean).map(Number)
+    const pids = sleepersRunning(token)
     if (pids.length >= count) {
       started.push(...pids)
       return pids
     }
-    if (Date.now() > deadline) throw new Error(`expected ${count} pids, got ${JSON.stringify(text)}`)
+    if (Date.now() > deadline) throw new Error(`expected ${count} sleepers ${token}, found ${pids.length}`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
 
-/** `pid`'s state letter from `ps` (`Z` = zombie: dead, waiting for init to reap it), or undefined when gone. */
-function stateOf(pid: number): string | undefined {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return undefined
-  }
-  return psRows().find((row) => row.pid === pid)?.stat
-}
-
-function psRows(): Array<{ pid: number; pgid: number; stat: string }> {
-  return execFileSync('ps', ['-eo', 'pid=,pgid=,stat='], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const [pid, pgid, stat] = line.trim().split(/\s+/)
-      return { pid: Number(pid), pgid: Number(pgid), stat: stat ?? '' }
-    })
-}
-
-/**
- * No recorded process and no member of the group is running. Orphaned zombies are tolerated: they are dead,
- * and this sandbox's init reaps them only every second or so.
- */
-function expectNothingLeft(pids: number[]): void {
-  const [leader] = pids as [number]
-  for (const pid of pids) expect([undefined, 'Z'], `pid ${pid}`).toContain(stateOf(pid)?.[0])
-  expect(psRows().filter((row) => row.pgid === leader && !row.stat.startsWith('Z'))).toEqual([])
+/** No sleeper of the test is running any more (orphaned zombies are dead and tolerated). */
+function expectNothingLeft(token: string): void {
+  expect(sleepersRunning(token)).toEqual([])
 }
 
 describe('bash', () => {
@@ -89,36 +84,46 @@ describe('bash', () => {
 
   it('times out with TOOL_TIMEOUT, keeps the output so far, and leaves no process of the group behind', async () => {
     const root = await tempDir()
-    const outcome = await call(toolsFor(root, true).bash, { command: `echo started; ${SLEEPERS}`, timeoutMs: 500 })
-    const pids = await pidsIn(root, 3)
-    const result = failure(outcome)
+    const { token, command } = sleepers()
+    const outcome = call(toolsFor(root, true).bash, { command: `echo started; ${command}`, timeoutMs: 1500 })
+    await waitForSleepers(token, 2)
+    const result = failure(await outcome)
     expect(result.code).toBe('TOOL_TIMEOUT')
-    expect(result.message).toContain('timed out after 500 ms')
+    expect(result.message).toContain('timed out after 1500 ms')
     expect(result.message).toContain('started')
-    expectNothingLeft(pids)
+    expectNothingLeft(token)
   })
 
-  it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
+  it('escalates to SIGKILL when the group ignores SIGTERM (sandbox off: no namespace to tear down)', async () => {
     const root = await tempDir()
-    const command = `trap '' TERM; ${SLEEPERS}`
+    const { token, command } = sleepers()
     const before = Date.now()
-    const outcome = await call(toolsFor(root, true).bash, { command, timeoutMs: 300 })
-    const pids = await pidsIn(root, 3)
-    expect(failure(outcome).code).toBe('TOOL_TIMEOUT')
-    expect(Date.now() - before).toBeGreaterThanOrEqual(2000)
-    expectNothingLeft(pids)
+    const outcome = call(toolsFor(root, true, { sandbox: 'off' }).bash, { command: `trap '' TERM; ${command}`, timeoutMs: 1000 })
+    await waitForSleepers(token, 2)
+    expect(failure(await outcome).code).toBe('TOOL_TIMEOUT')
+    expect(Date.now() - before).toBeGreaterThanOrEqual(3000)
+    expectNothingLeft(token)
   })
 
-  it('on cancel (ctx.signal) kills the whole process group and fails with ABORTED', async () => {
+  it('tears a sandbox down at once even when the command ignores SIGTERM', async () => {
     const root = await tempDir()
+    const { token, command } = sleepers()
+    const outcome = call(toolsFor(root, true).bash, { command: `trap '' TERM; ${command}`, timeoutMs: 1000 })
+    await waitForSleepers(token, 2)
+    expect(failure(await outcome).code).toBe('TOOL_TIMEOUT')
+    expectNothingLeft(token)
+  })
+
+  it.each(['bwrap', 'off'] as const)('on cancel (ctx.signal) kills the whole process group and fails with ABORTED (sandbox %s)', async (sandbox) => {
+    const root = await tempDir()
+    const { token, command } = sleepers()
     const controller = new AbortController()
-    const pending = call(toolsFor(root, true).bash, { command: SLEEPERS }, controller.signal)
-    const pids = await pidsIn(root, 3)
-    for (const pid of pids) expect(stateOf(pid)).toMatch(/^[SR]/)
+    const pending = call(toolsFor(root, true, { sandbox }).bash, { command }, controller.signal)
+    await waitForSleepers(token, 2)
     controller.abort()
     const result = failure(await pending)
     expect(result.code).toBe('ABORTED')
-    expectNothingLeft(pids)
+    expectNothingLeft(token)
   })
 
   it('does not start at all when already cancelled', async () => {
@@ -129,14 +134,14 @@ describe('bash', () => {
     await expect(readFile(path.join(root, 'ran'))).rejects.toThrow()
   })
 
-  it('stops background jobs still running when the command exits, instead of hanging on their pipes', async () => {
+  it.each(['bwrap', 'off'] as const)('stops background jobs still running when the command exits, instead of hanging on their pipes (sandbox %s)', async (sandbox) => {
     const root = await tempDir()
+    const { token } = sleepers()
     const before = Date.now()
-    const outcome = await call(toolsFor(root, true).bash, { command: 'echo $$ > pids; sleep 30 & echo $! >> pids; echo done' })
-    const pids = await pidsIn(root, 2)
+    const outcome = await call(toolsFor(root, true, { sandbox }).bash, { command: `sleep ${token} & echo done` })
     expect(Date.now() - before).toBeLessThan(5000)
     expect(okText(outcome)).toBe('done\n\n[exit code 0; background processes still running when the command exited were stopped]')
-    expectNothingLeft(pids)
+    expectNothingLeft(token)
   })
 
   it('does not claim to have stopped background jobs that already finished', async () => {

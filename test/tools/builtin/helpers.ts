@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterEach } from 'vitest'
 import { HarnessError } from '../../../src/errors/harness-error.js'
 import { normalizeToolOutput, type DefinedTool } from '../../../src/tools/define-tool.js'
-import { builtinTools } from '../../../src/tools/builtin/index.js'
+import { builtinTools, type BuiltinToolsOptions } from '../../../src/tools/builtin/index.js'
 import type { ToolOutput } from '../../../src/tools/types.js'
 
 /** What one tool call came to, the way the loop would see it. */
@@ -26,9 +26,9 @@ export async function tempDir(prefix = 'll-tools-'): Promise<string> {
   return dir
 }
 
-/** The built-in tools over `root`, by name. */
-export function toolsFor(root: string, shell = false): Record<string, DefinedTool> {
-  return Object.fromEntries(builtinTools({ root, shell }).map((tool) => [tool.name, tool]))
+/** The built-in tools over `root`, by name (the sandbox is the default, as for users). */
+export function toolsFor(root: string, shell = false, options: Omit<BuiltinToolsOptions, 'root' | 'shell'> = {}): Record<string, DefinedTool> {
+  return Object.fromEntries(builtinTools({ root, shell, ...options }).map((tool) => [tool.name, tool]))
 }
 
 /** Calls a tool through `validate` then `execute` with a real AbortController, as the loop does. */

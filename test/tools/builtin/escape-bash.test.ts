@@ -1,0 +1,201 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { probeSandbox } from '../../../src/tools/builtin/sandbox.js'
+import { call, okText, tempDir, toolsFor, type CallResult } from './helpers.js'
+
+// The escape suite for `bash` (issue 16): every attempt to reach outside the sandbox fails with a result the
+// model can read, and the host is unchanged afterwards. Each attempt has a control that shows the thing
+// attacked is really there, so a test cannot pass because it aimed at nothing.
+
+// Directories the attacks aim at must be outside /tmp: the sandbox's /tmp is private, so a target under the
+// host's /tmp would be out of sight anyway and prove nothing about the read-only host.
+const HOST_SCRATCH = existsSync('/var/tmp') ? '/var/tmp' : os.homedir()
+const scratch: string[] = []
+async function hostDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(HOST_SCRATCH, prefix))
+  scratch.push(dir)
+  return dir
+}
+
+const restoreEnv: Array<() => void> = []
+function setEnv(name: string, value: string): void {
+  const before = process.env[name]
+  process.env[name] = value
+  restoreEnv.push(() => (before === undefined ? delete process.env[name] : (process.env[name] = before)))
+}
+
+afterEach(async () => {
+  for (const restore of restoreEnv.splice(0).reverse()) restore()
+  for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+beforeAll(async () => {
+  // The suite is about the sandbox: without bubblewrap it must fail loudly, not pass vacuously.
+  expect(await probeSandbox()).toMatchObject({ ok: true })
+})
+
+/** The output of a call that ran (exit code zero or not). */
+function ran(result: CallResult): string {
+  if (result.kind !== 'ok') throw new Error(`expected the command to run, got ${JSON.stringify(result)}`)
+  return result.text
+}
+
+/** Host pids of live processes whose command line contains `token`. */
+function hostProcessesWith(token: string): number[] {
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
+    try {
+      if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(token)) continue
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (!/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) found.push(Number(name))
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found
+}
+
+describe('bash escape suite (sandbox on, the default)', () => {
+  it('cannot write, delete or create outside the workspace; the host files are unchanged', async () => {
+    const root = await tempDir()
+    const outside = await hostDir('ll-escape-')
+    await writeFile(path.join(outside, 'marker.txt'), 'ORIGINAL\n')
+    const before = await stat(path.join(outside, 'marker.txt'))
+    const command = [
+      `cat ${outside}/marker.txt`, // control: the host is visible (read-only)
+      `echo pwned > ${outside}/marker.txt`,
+      `echo new > ${outside}/new.txt`,
+      `rm -f ${outside}/marker.txt`,
+      `mkdir ${outside}/dir`,
+      `touch /etc/ll-escape-${path.basename(outside)}`,
+      'echo inside > ok.txt',
+    ].join('; ')
+    const text = ran(await call(toolsFor(root, true).bash, { command }))
+    expect(text).toContain('ORIGINAL')
+    expect(text).toMatch(/Read-only file system/)
+    expect(await readdir(outside)).toEqual(['marker.txt'])
+    expect(await readFile(path.join(outside, 'marker.txt'), 'utf8')).toBe('ORIGINAL\n')
+    expect((await stat(path.join(outside, 'marker.txt'))).mtimeMs).toBe(before.mtimeMs)
+    expect(existsSync(`/etc/ll-escape-${path.basename(outside)}`)).toBe(false)
+    // The workspace itself stays writable.
+    expect(await readFile(path.join(root, 'ok.txt'), 'utf8')).toBe('inside\n')
+  })
+
+  it("writes to /tmp land in the sandbox's private /tmp, not the host's", async () => {
+    const root = await tempDir()
+    const name = `ll-escape-${process.pid}-${Date.now()}`
+    const text = okText(await call(toolsFor(root, true).bash, { command: `echo x > /tmp/${name} && cat /tmp/${name} && ls /tmp | wc -l` }))
+    expect(text.split('\n')[0]).toBe('x')
+    expect(existsSync(path.join('/tmp', name))).toBe(false)
+  })
+
+  it('cannot read ~/.ssh or the ledgerloop home (they are hidden), while the rest of home is visible', async () => {
+    const root = await tempDir()
+    const home = await hostDir('ll-home-')
+    await mkdir(path.join(home, '.ssh'))
+    await writeFile(path.join(home, '.ssh', 'id_ed25519'), 'SSH-PRIVATE-KEY-SECRET\n')
+    await writeFile(path.join(home, 'visible.txt'), 'PLAIN HOME FILE\n')
+    const llHome = await hostDir('ll-llhome-')
+    await writeFile(path.join(llHome, 'config.json'), '{"apiKey":"LEDGERLOOP-HOME-SECRET"}\n')
+    await mkdir(path.join(home, '.ledgerloop'))
+    await writeFile(path.join(home, '.ledgerloop', 'default-home.txt'), 'DEFAULT-HOME-SECRET\n')
+    setEnv('HOME', home)
+    setEnv('LEDGERLOOP_HOME', llHome)
+    const command = `cat "$HOME/visible.txt"; ls -A "$HOME/.ssh"; cat "$HOME/.ssh/id_ed25519"; ls -A "$LEDGERLOOP_HOME"; cat "$LEDGERLOOP_HOME/config.json"; cat "$HOME/.ledgerloop/default-home.txt"`
+    const text = ran(await call(toolsFor(root, true).bash, { command }))
+    expect(text).toContain('PLAIN HOME FILE')
+    expect(text).not.toMatch(/SECRET/)
+    expect(text).toMatch(/No such file or directory/)
+    // The host still has them, untouched.
+    expect(await readFile(path.join(home, '.ssh', 'id_ed25519'), 'utf8')).toBe('SSH-PRIVATE-KEY-SECRET\n')
+  })
+
+  describe('network', () => {
+    let server: Server | undefined
+    afterEach(async () => {
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+      server = undefined
+    })
+
+    async function listen(): Promise<{ port: number; connections: () => number }> {
+      let connections = 0
+      server = createServer((socket) => {
+        connections++
+        socket.on('error', () => undefined) // the client may reset; only the count matters
+        socket.end('HELLO-FROM-HOST\n')
+      })
+      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
+      const address = server.address()
+      if (address === null || typeof address === 'string') throw new Error('no port')
+      return { port: address.port, connections: () => connections }
+    }
+
+    const attempt = (port: number) =>
+      `exec 3<>/dev/tcp/127.0.0.1/${port} && echo CONNECTED && cat <&3; ` +
+      `node -e "require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('NODE-CONNECTED'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(1) })"`
+
+    it('is unreachable: a loopback server on the host sees no connection', async () => {
+      const root = await tempDir()
+      const host = await listen()
+      const text = ran(await call(toolsFor(root, true).bash, { command: attempt(host.port) }))
+      expect(text).not.toContain('CONNECTED')
+      expect(text).not.toContain('HELLO-FROM-HOST')
+      expect(text).toMatch(/ECONNREFUSED|Connection refused|Network is unreachable|ENETUNREACH/)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(host.connections()).toBe(0)
+    })
+
+    it('is reachable with network: true (the documented way to widen the sandbox)', async () => {
+      const root = await tempDir()
+      const host = await listen()
+      const text = ran(await call(toolsFor(root, true, { network: true }).bash, { command: attempt(host.port) }))
+      expect(text).toContain('HELLO-FROM-HOST')
+      expect(host.connections()).toBeGreaterThan(0)
+    })
+  })
+
+  it('a fork bomb stays under limits.maxProcesses, ends with TOOL_TIMEOUT, leaves nothing, and the next command runs', async () => {
+    const root = await tempDir()
+    const token = `bomb${process.pid}x${Date.now()}`
+    const maxProcesses = 64
+    const tools = toolsFor(root, true, { limits: { maxProcesses } })
+    // Never set off a bomb where nothing would contain it: fail instead.
+    const probe = await call(tools.bash, { command: 'true' })
+    expect(probe.kind === 'ok' && (probe.output.meta as { processLimit?: string }).processLimit).toMatch(/^(cgroup|rlimit)$/)
+    let peak = 0
+    const sampler = setInterval(() => (peak = Math.max(peak, hostProcessesWith(token).length)), 50)
+    const outcome = await call(tools.bash, { command: `${token}() { ${token} | ${token} & }; ${token}; wait`, timeoutMs: 4000 })
+    clearInterval(sampler)
+    // Either the forks were refused at the cap and the bomb fizzled, or the time limit ended it.
+    const said = outcome.kind === 'ok' ? outcome.text : outcome.kind === 'error' ? `${outcome.code} ${outcome.message}` : ''
+    expect(said).toMatch(/fork: (retry: )?Resource temporarily unavailable|^TOOL_TIMEOUT/)
+    expect(peak).toBeGreaterThan(1) // the bomb did go off
+    expect(peak).toBeLessThanOrEqual(maxProcesses)
+    expect(hostProcessesWith(token)).toEqual([])
+    // The per-command cgroups are gone too.
+    const cgroups = existsSync('/sys/fs/cgroup/pids') ? readdirSync('/sys/fs/cgroup/pids') : []
+    expect(cgroups.filter((name) => name.startsWith(`ledgerloop-${process.pid}-`))).toEqual([])
+    expect(okText(await call(tools.bash, { command: 'echo still usable' }))).toBe('still usable\n\n[exit code 0]')
+  }, 30_000)
+
+  it('leaves no background process behind, also ones that start their own session (setsid, nohup, disown)', async () => {
+    const root = await tempDir()
+    const token = `31.${process.pid}${Date.now() % 100000}`
+    const command = `nohup sleep ${token} >/dev/null 2>&1 & disown; setsid sleep ${token} >/dev/null 2>&1 < /dev/null & (setsid sleep ${token} >/dev/null 2>&1 &); echo started`
+    const text = okText(await call(toolsFor(root, true).bash, { command }))
+    expect(text).toContain('started')
+    expect(text).toContain('background processes still running when the command exited were stopped')
+    expect(hostProcessesWith(token)).toEqual([])
+  })
+
+  it('reports which sandbox ran the command and how processes were capped', async () => {
+    const root = await tempDir()
+    const result = await call(toolsFor(root, true).bash, { command: 'true' })
+    expect(result.kind === 'ok' && result.output.meta).toMatchObject({ sandbox: 'bwrap', processLimit: expect.stringMatching(/^(cgroup|rlimit|none)$/) })
+  })
+})
