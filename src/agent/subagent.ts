@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { HarnessError } from '../errors/harness-error.js'
 import type { JsonValue } from '../json/lossless.js'
+import { addTokenUsage, emptyTokenTotals, type TokenTotals } from '../llm/token-usage.js'
 import type { AssistantMessage, TokenUsage } from '../llm/types.js'
 import { dataOf, type SessionEvent, type TurnEndReason } from '../session/events.js'
 import { defineTool, type DefinedTool } from '../tools/define-tool.js'
@@ -177,32 +178,22 @@ interface TurnSummary {
   reason: TurnEndReason | undefined
   steps: number
   text: string
-  usage: TokenUsage
+  usage: TokenTotals
 }
 
 function summarizeTurn(events: readonly SessionEvent[]): TurnSummary {
-  const summary: TurnSummary = { reason: undefined, steps: 0, text: '', usage: { inputTokens: 0, outputTokens: 0 } }
+  const summary: TurnSummary = { reason: undefined, steps: 0, text: '', usage: emptyTokenTotals() }
   for (const e of events) {
     if (e.type === 'step/start') summary.steps++
     else if (e.type === 'turn/end') summary.reason = dataOf(e, 'turn/end').reason
     else if (e.type === 'assistant/message') {
       const d = dataOf(e, 'assistant/message')
-      addTokens(summary.usage, d.usage)
+      addTokenUsage(summary.usage, d.usage)
       const text = textOf(d.message)
       if (text !== '') summary.text = text
     }
   }
   return summary
-}
-
-function addTokens(total: { -readonly [K in keyof TokenUsage]: TokenUsage[K] }, usage: TokenUsage | undefined): void {
-  if (usage === undefined) return
-  total.inputTokens += usage.inputTokens
-  total.outputTokens += usage.outputTokens
-  for (const key of ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const) {
-    const v = usage[key]
-    if (v !== undefined) total[key] = (total[key] ?? 0) + v
-  }
 }
 
 function textOf(message: AssistantMessage): string {

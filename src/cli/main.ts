@@ -46,7 +46,8 @@ export function buildProgram(exit: { code: number }): Command {
     .command('sessions')
     .description('list stored sessions, newest first')
     .option('--json', 'an array of {id, title, updatedAt, turns, lastReason}')
-    .action(async (flags: { json?: boolean }) => {
+    .option('--roots', "hide sub-agents' sessions (shown marked ↳ otherwise)")
+    .action(async (flags: { json?: boolean; roots?: boolean }) => {
       exit.code = await sessionsCommand(flags)
     })
 

@@ -1,18 +1,28 @@
 import { EXIT } from '../cli-error.js'
 import { cliStore } from '../cli-harness.js'
 import { resolveConfig } from '../config.js'
+import { attachChildTrees, type SubagentTreeFields } from '../../views/child-sessions.js'
 import { buildSessionTree, type SessionTree } from '../session-tree.js'
 import { styleFor, type Style } from '../style.js'
 import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../turn-outcome.js'
 
-/** Renders the tree for people. */
-export function formatSessionTree(tree: SessionTree, style: Style): string {
+/** Renders the tree for people (a sub-agent's tree nested under the tool call that started it). */
+export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields>, style: Style): string {
   const out: string[] = []
   const seqs = (a: number, b: number | undefined): string => style.dim(`[seq ${a}${b !== undefined && b !== a ? `–${b}` : ''}]`)
   out.push(
     `${style.bold(`session ${tree.id}`)} · created ${tree.createdAt} · ${tree.events} events` +
-      (tree.parentSession !== undefined ? ` · forked from ${tree.parentSession} (first ${String(tree.seedLength)} events)` : ''),
+      (tree.parent !== undefined
+        ? ` · sub-agent of ${tree.parent.session} (call ${tree.parent.callId}, profile ${tree.parent.profile ?? '?'})`
+        : tree.parentSession !== undefined
+          ? ` · forked from ${tree.parentSession} (first ${String(tree.seedLength)} events)`
+          : ''),
   )
+  if (tree.subagents !== undefined && tree.subagents.length > 0 && tree.subagentUsage !== undefined) {
+    const rolled = emptyUsage()
+    addUsage(rolled, tree.subagentUsage)
+    out.push(`sub-agents: ${tree.subagents.length} direct · tokens of all sub-agents ${formatUsage(rolled)} (not in the turns' figures)`)
+  }
   for (const turn of tree.turns) {
     const reason = turn.reason === undefined ? style.yellow('open') : turn.reason.kind === 'completed' ? style.green('completed') : style.red(describeReason(turn.reason))
     const time = turn.durationMs !== undefined ? ` · ${formatDuration(turn.durationMs)}` : ''
@@ -29,9 +39,11 @@ export function formatSessionTree(tree: SessionTree, style: Style): string {
         ...step.tools.map((t) => {
           const outcome = t.resultSeq === undefined ? style.yellow('no result') : t.isError === true ? style.red(`failed ${t.code ?? ''}`.trim()) : style.green('ok')
           const subject = toolSubject(t.arguments)
+          const child = (t as { subagent?: { tree: SessionTree } }).subagent
+          const nested = child === undefined ? '' : `\n${formatSessionTree(child.tree, style).trimEnd().replace(/^/gm, '      ')}`
           return {
             seq: t.callSeq,
-            text: `    tool ${t.name}${subject !== '' ? ` ${subject}` : ''} · ${t.durationMs !== undefined ? `${formatDuration(t.durationMs)} · ` : ''}${outcome}${t.permission !== undefined ? style.dim(` (${t.permission})`) : ''} ${seqs(t.callSeq, t.resultSeq)}`,
+            text: `    tool ${t.name}${subject !== '' ? ` ${subject}` : ''} · ${t.durationMs !== undefined ? `${formatDuration(t.durationMs)} · ` : ''}${outcome}${t.permission !== undefined ? style.dim(` (${t.permission})`) : ''} ${seqs(t.callSeq, t.resultSeq)}${nested}`,
           }
         }),
       ].sort((a, b) => a.seq - b.seq)
@@ -46,7 +58,7 @@ export async function inspectCommand(id: string, flags: { json?: boolean }): Pro
   const store = cliStore(resolveConfig())
   try {
     const stored = await store.read(id)
-    const tree = buildSessionTree(stored.header, stored.events)
+    const tree = await attachChildTrees(buildSessionTree(stored.header, stored.events), stored.header, store, (s) => buildSessionTree(s.header, s.events))
     process.stdout.write(flags.json === true ? `${JSON.stringify(tree, null, 2)}\n` : formatSessionTree(tree, styleFor(process.stdout)))
     return EXIT.ok
   } finally {
