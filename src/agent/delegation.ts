@@ -15,8 +15,8 @@ export interface ChildAgentSpec {
   readonly profile: string
   /** Names of harness tools the child is offered (default: every tool). */
   readonly tools?: readonly string[]
-  /** The child's persona: replaces the harness's `system` for this agent only. */
-  readonly system?: string
+  /** Per-agent setup once the child exists, before its first turn (persona, brief, step budget). */
+  readonly prepare?: (child: Agent) => void
 }
 
 /** Starts a child agent of `parent` on the parent's harness and store. */
@@ -58,4 +58,32 @@ export function gateToolByAgent<T extends object>(tool: T, offeredTo: (agent: Ag
 export function isToolOfferedTo(tool: DefinedTool, agent: Agent): boolean {
   const gate = (tool as Partial<AgentGatedTool<DefinedTool>>)[OFFERED_TO]
   return gate === undefined || gate(agent) === true
+}
+
+/** How a child started under a profile differs from a top-level agent, re-applied when the child is resumed. */
+export interface ChildProfileSetup {
+  /** Names of harness tools the child is offered (default: every tool). */
+  readonly tools?: readonly string[]
+  /** Per-agent setup after the agent exists (persona, brief, step budget). */
+  prepare(child: Agent): void
+}
+
+const CHILD_PROFILES = Symbol('ledgerloop.childProfiles')
+
+/** Marks a tool definition as the starter of children under named profiles (so a resumed child gets its profile back). */
+export function withChildProfiles<T extends object>(tool: T, resolve: (profile: string) => ChildProfileSetup | undefined): T {
+  return Object.assign(tool, { [CHILD_PROFILES]: resolve })
+}
+
+/**
+ * The setup of profile `profile` from the first tool in `tools` that starts children under that name, if any
+ * (a resumed child's header names only its profile, not the tool that started it).
+ */
+export function findChildProfile(tools: Iterable<DefinedTool | undefined>, profile: string): ChildProfileSetup | undefined {
+  for (const tool of tools) {
+    const resolve = (tool as { [CHILD_PROFILES]?: (profile: string) => ChildProfileSetup | undefined } | undefined)?.[CHILD_PROFILES]
+    const setup = resolve?.(profile)
+    if (setup !== undefined) return setup
+  }
+  return undefined
 }

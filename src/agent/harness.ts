@@ -12,7 +12,7 @@ import { MemoryStore } from '../store/memory-store.js'
 import type { SessionStore, SessionWriter } from '../store/types.js'
 import { Agent, type AgentOptions } from './agent.js'
 import type { LedgerHooks } from './hook-types.js'
-import { linkAgentToHarness, isToolOfferedTo, type ChildAgentSpec } from './delegation.js'
+import { findChildProfile, linkAgentToHarness, isToolOfferedTo, type ChildAgentSpec } from './delegation.js'
 import { PromptRegistry } from './prompt.js'
 
 /** Options of {@link createHarness}. */
@@ -166,7 +166,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     })
     const writer = await store.create(session.header)
     const child = start(session, checked, writer, spec.tools)
-    if (spec.system !== undefined) child.ctx.prompt.section('persona', { order: 0, text: spec.system })
+    spec.prepare?.(child)
     return child
   }
 
@@ -204,7 +204,13 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         if (merged.provider === '' || merged.model === '') {
           throw new HarnessError(`session '${sessionId}' has no recorded request yet: pass provider and model to resumeAgent`, 'INVALID_CONFIG')
         }
-        return start(session, checkAgentOptions(merged), stored.writer)
+        // A sub-agent gets its profile back (tools, persona, budget) from a registered tool that defines it.
+        const profile = stored.header.parentCallId !== undefined && stored.header.agentProfile !== undefined
+          ? findChildProfile(tools.names().map((name) => tools.get(name)), stored.header.agentProfile)
+          : undefined
+        const agent = start(session, checkAgentOptions(merged), stored.writer, profile?.tools)
+        profile?.prepare(agent)
+        return agent
       } catch (error) {
         await stored.writer.close()
         throw error

@@ -7,7 +7,7 @@ import { dataOf, type SessionEvent, type TurnEndReason } from '../session/events
 import { defineTool, type DefinedTool } from '../tools/define-tool.js'
 import type { ToolContext, ToolDefinition, ToolOutput } from '../tools/types.js'
 import { Agent } from './agent.js'
-import { childAgentStarter, delegationDepth, gateToolByAgent } from './delegation.js'
+import { childAgentStarter, delegationDepth, gateToolByAgent, withChildProfiles, type ChildProfileSetup } from './delegation.js'
 
 /** One sub-agent profile of {@link subagentTool}: how a child started under this name differs from its parent. */
 export interface SubagentProfile {
@@ -102,7 +102,28 @@ export function subagentTool(options: SubagentToolOptions = {}): DefinedTool<Sub
     concurrencySafe: true,
     execute: (args, ctx) => runChild(args, ctx, profiles, maxDepth),
   }
-  return defineTool(gateToolByAgent(definition, (agent) => delegationDepth(agent) < maxDepth) as never) as unknown as DefinedTool<SubagentArgs>
+  const gated = gateToolByAgent(definition, (agent) => delegationDepth(agent) < maxDepth)
+  const resolving = withChildProfiles(gated, (profileName) => {
+    const profile = profileOf(profiles, profileName)
+    return profile === undefined ? undefined : childSetup(profile)
+  })
+  return defineTool(resolving as never) as unknown as DefinedTool<SubagentArgs>
+}
+
+function profileOf(profiles: ReadonlyMap<string, SubagentProfile>, name: string): SubagentProfile | undefined {
+  return profiles.get(name) ?? (name === DEFAULT_PROFILE ? {} : undefined)
+}
+
+/** What makes a child of `profile` differ from a top-level agent: applied when it starts and when it is resumed. */
+function childSetup(profile: SubagentProfile): ChildProfileSetup {
+  return {
+    ...(profile.tools !== undefined ? { tools: profile.tools } : {}),
+    prepare(child) {
+      if (profile.system !== undefined) child.ctx.prompt.section('persona', { order: 0, text: profile.system })
+      child.ctx.prompt.section('subagent', { order: 1, text: CHILD_BRIEF })
+      if (profile.maxSteps !== undefined) capSteps(child, profile.maxSteps)
+    },
+  }
 }
 
 async function runChild(args: SubagentArgs, ctx: ToolContext, profiles: ReadonlyMap<string, SubagentProfile>, maxDepth: number): Promise<ToolOutput> {
@@ -110,7 +131,7 @@ async function runChild(args: SubagentArgs, ctx: ToolContext, profiles: Readonly
   const start = childAgentStarter(parent)
   if (!(parent instanceof Agent) || start === undefined) throw new HarnessError('the sub-agent tool runs only for agents of a harness', 'SUBAGENT_UNAVAILABLE')
   const profileName = args.agent ?? DEFAULT_PROFILE
-  const profile = profiles.get(profileName) ?? (profileName === DEFAULT_PROFILE ? {} : undefined)
+  const profile = profileOf(profiles, profileName)
   if (profile === undefined) {
     const known = [...new Set([DEFAULT_PROFILE, ...profiles.keys()])].join(', ')
     return failure(`unknown agent profile '${profileName}'; known profiles: ${known}`, 'UNKNOWN_AGENT_PROFILE')
@@ -118,18 +139,17 @@ async function runChild(args: SubagentArgs, ctx: ToolContext, profiles: Readonly
   // Not offered past the limit; this guards a model that calls it anyway (from an older request's tools).
   if (delegationDepth(parent) >= maxDepth) return failure(`sub-agents may not start sub-agents deeper than ${maxDepth} levels`, 'SUBAGENT_DEPTH')
   const sameRoute = profile.provider === undefined && profile.model === undefined
+  const setup = childSetup(profile)
   const child = await start(parent, {
     provider: profile.provider ?? parent.options.provider,
     model: profile.model ?? parent.options.model,
     ...(sameRoute && parent.options.maxTokens !== undefined ? { maxTokens: parent.options.maxTokens } : {}),
     parentCallId: ctx.callId,
     profile: profileName,
-    ...(profile.tools !== undefined ? { tools: profile.tools } : {}),
-    ...(profile.system !== undefined ? { system: profile.system } : {}),
+    ...(setup.tools !== undefined ? { tools: setup.tools } : {}),
+    prepare: setup.prepare,
   })
   try {
-    child.ctx.prompt.section('subagent', { order: 1, text: CHILD_BRIEF })
-    if (profile.maxSteps !== undefined) capSteps(child, profile.maxSteps)
     const cancelChild = (): void => child.cancel({ kind: 'parent' })
     ctx.signal.addEventListener('abort', cancelChild, { once: true })
     try {

@@ -342,28 +342,30 @@ describe('sub-agents across a crash (issue 17)', () => {
           signal.addEventListener('abort', () => resolve('released'))
         }),
     })
+    const profiles = { agents: { holder: { tools: ['hold'], system: 'You hold things.' } } }
     const f = await fixture(
       (request) => {
-        if (taskOf(request) === undefined) return lastIsToolResult(request) ? { text: 'parent done' } : { toolCalls: [{ id: 'p1', name: 'task', arguments: { task: 'hold on' } }] }
+        if (taskOf(request) === undefined) return lastIsToolResult(request) ? { text: 'parent done' } : { toolCalls: [{ id: 'p1', name: 'task', arguments: { task: 'hold on', agent: 'holder' } }] }
         return lastIsToolResult(request) ? { text: 'child done' } : { toolCalls: [{ id: 'k1', name: 'hold', arguments: {} }] }
       },
-      { store: new JsonlStore({ dir: live }), tools: [hold] },
+      { store: new JsonlStore({ dir: live }), tools: [hold, echoTool()], subagent: profiles },
     )
     f.parent.followup('go')
     await inBody
     for (const name of readdirSync(live).filter((n) => n.endsWith('.jsonl'))) copyFileSync(join(live, name), join(copy, name))
     await f.harness.close()
 
+    const resumedModel = scriptedAdapter({ script: () => ({ text: 'resumed' }) })
     const after = createHarness({
       store: new JsonlStore({ dir: copy }),
-      adapters: [scriptedAdapter({ script: (request) => (lastIsToolResult(request) ? { text: 'resumed' } : { text: 'resumed' }) })],
-      tools: [subagentTool(), hold],
+      adapters: [resumedModel],
+      tools: [subagentTool(profiles), hold, echoTool()],
       plugins: [invariantPlugin()],
     })
     cleanups.push(() => after.close())
     const rows = await after.store.list()
     const childId = rows.find((s) => s.parentCallId === 'p1')?.id as string
-    expect(rows.find((s) => s.id === childId)).toMatchObject({ parentSession: 'parent', agentProfile: 'default', delegationDepth: 1 })
+    expect(rows.find((s) => s.id === childId)).toMatchObject({ parentSession: 'parent', agentProfile: 'holder', delegationDepth: 1 })
 
     const parent = await after.resumeAgent('parent', { provider: 'scripted', model: 'm1' })
     const repairedCall = ofType(parent.session.events, 'tool/result')[0]
@@ -378,5 +380,11 @@ describe('sub-agents across a crash (issue 17)', () => {
       expect(turnEnds(agent.session.events).map((r) => (r as { kind: string }).kind)).toEqual(['interrupted', 'completed'])
       expect(verifySessionLog(agent.session.events).problems).toEqual([])
     }
+    // The resumed child got its profile back (tools, persona) from the registered tool; the parent has all tools.
+    const [parentRequest, childRequest] = resumedModel.requests
+    expect((parentRequest?.tools ?? []).map((t) => t.name)).toEqual(['echo', 'hold', 'task'])
+    expect((childRequest?.tools ?? []).map((t) => t.name)).toEqual(['hold'])
+    expect(childRequest?.system).toContain('You hold things.')
+    expect(childRequest?.system).toContain('You are a sub-agent')
   })
 })
