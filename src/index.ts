@@ -40,6 +40,7 @@ export type { PricingCatalogue, RequestCost, SessionCost } from './views/cost.js
 export { defineTool } from './tools/define-tool.js'
 export type { DefinedTool } from './tools/define-tool.js'
 export { ToolRegistry } from './tools/tool-registry.js'
+export type { ToolOffer } from './tools/tool-registry.js'
 export type { JsonSchema, ToolAgentRef, ToolContext, ToolDefinition, ToolOutput, ToolParameters } from './tools/types.js'
 
 export { createHarness } from './agent/harness.js'
@@ -53,6 +54,8 @@ export { RUNTIME_CONTEXT_PLUGIN } from './agent/runtime-context.js'
 export { currentInitiator } from './agent/initiator.js'
 export { isLoopRequest } from './agent/loop-request.js'
 export { invariantPlugin } from './agent/invariant.js'
+export { subagentTool } from './agent/subagent.js'
+export type { SubagentArgs, SubagentProfile, SubagentResultMeta, SubagentToolOptions } from './agent/subagent.js'
 export type { InvariantOptions } from './agent/invariant.js'
 
 export { MemoryStore } from './store/memory-store.js'

@@ -12,6 +12,7 @@ import { MemoryStore } from '../store/memory-store.js'
 import type { SessionStore, SessionWriter } from '../store/types.js'
 import { Agent, type AgentOptions } from './agent.js'
 import type { LedgerHooks } from './hook-types.js'
+import { findChildProfile, linkAgentToHarness, isToolOfferedTo, type ChildAgentSpec } from './delegation.js'
 import { PromptRegistry } from './prompt.js'
 
 /** Options of {@link createHarness}. */
@@ -66,7 +67,7 @@ export interface Harness {
    * last), which must not end inside a turn. Returns the child's id.
    */
   forkSession(sessionId: string, options?: { at?: number; childId?: string }): Promise<string>
-  /** Disposes every agent, then flushes and closes the store. */
+  /** Disposes every agent (sub-agents before the agents that started them), then flushes and closes the store. */
   close(): Promise<void>
 }
 
@@ -110,11 +111,15 @@ export function createHarness(options: HarnessOptions = {}): Harness {
   }
   for (const plugin of options.plugins ?? []) use(plugin)
 
-  const start = (session: Session, agentOptions: AgentOptions, writer: SessionWriter): Agent => {
-    const agent = new Agent(session, agentOptions, {
+  const start = (session: Session, agentOptions: AgentOptions, writer: SessionWriter, only?: readonly string[]): Agent => {
+    const allowed = only === undefined ? undefined : new Set(only)
+    // Per-agent view: a child sees only its profile's tools, and a gated tool (the sub-agent tool past the
+    // depth limit) is simply not offered. Read lazily: the agent exists by the time its first step asks.
+    const offered = tools.offering((tool) => (allowed === undefined || allowed.has(tool.name)) && isToolOfferedTo(tool, agent))
+    const agent: Agent = new Agent(session, agentOptions, {
       hooks,
       llm,
-      tools,
+      tools: offered,
       prompt,
       writer,
       maxParallelToolCalls: maxParallel,
@@ -134,7 +139,35 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       },
     })
     agents.add(agent)
+    linkAgentToHarness(agent, startChild)
     return agent
+  }
+
+  const startChild = async (parent: Agent, spec: ChildAgentSpec): Promise<Agent> => {
+    checkOpen()
+    const unknown = (spec.tools ?? []).filter((name) => tools.get(name) === undefined)
+    if (unknown.length > 0) {
+      throw new HarnessError(`sub-agent profile '${spec.profile}' names tools this harness does not have: ${unknown.join(', ')}`, 'INVALID_CONFIG')
+    }
+    const checked = checkAgentOptions({
+      provider: spec.provider,
+      model: spec.model,
+      ...(spec.maxTokens !== undefined ? { maxTokens: spec.maxTokens } : {}),
+      cwd: parent.options.cwd ?? parent.session.header.cwd ?? process.cwd(),
+    })
+    const session = new Session({
+      header: {
+        ...(checked.cwd !== undefined ? { cwd: checked.cwd } : {}),
+        parentSession: parent.id,
+        parentCallId: spec.parentCallId,
+        agentProfile: spec.profile,
+        delegationDepth: (parent.session.header.delegationDepth ?? 0) + 1,
+      },
+    })
+    const writer = await store.create(session.header)
+    const child = start(session, checked, writer, spec.tools)
+    spec.prepare?.(child)
+    return child
   }
 
   const checkOpen = (): void => {
@@ -171,7 +204,13 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         if (merged.provider === '' || merged.model === '') {
           throw new HarnessError(`session '${sessionId}' has no recorded request yet: pass provider and model to resumeAgent`, 'INVALID_CONFIG')
         }
-        return start(session, checkAgentOptions(merged), stored.writer)
+        // A sub-agent gets its profile back (tools, persona, budget) from a registered tool that defines it.
+        const profile = stored.header.parentCallId !== undefined && stored.header.agentProfile !== undefined
+          ? findChildProfile(tools.names().map((name) => tools.get(name)), stored.header.agentProfile)
+          : undefined
+        const agent = start(session, checkAgentOptions(merged), stored.writer, profile?.tools)
+        profile?.prepare(agent)
+        return agent
       } catch (error) {
         await stored.writer.close()
         throw error
@@ -206,7 +245,9 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     async close() {
       if (closed) return
       closed = true
-      await Promise.allSettled([...agents].map((a) => a.dispose()))
+      // Newest first: a sub-agent is disposed (its turn ends aborted {disposed}) before the parent whose tool
+      // call is waiting for it, so no parent step runs on after a child was cut off.
+      await Promise.allSettled([...agents].reverse().map((a) => a.dispose()))
       await store.close()
     },
   }

@@ -21,6 +21,15 @@ export interface SessionHeader {
   readonly parentSession?: string
   /** Number of events inherited from the parent (the child's own history starts after `session/end-seed`). */
   readonly seedLength?: number
+  /**
+   * Set on a sub-agent's session (with `parentSession`): the id of the parent's tool call that started it.
+   * A session with `parentSession` but no `parentCallId` is a fork, not a child.
+   */
+  readonly parentCallId?: string
+  /** A sub-agent's profile name (`'default'` when the call named none). */
+  readonly agentProfile?: string
+  /** How many delegations deep this session's agent is: absent (= 0) for a top-level session, 1 for a child, … */
+  readonly delegationDepth?: number
 }
 
 /** Surface intent for the three surface types, or `ignorable` for a plugin's log-only type. */

@@ -8,7 +8,7 @@ import type { SessionHeader } from '../session/session.js'
 import { FileLock } from './file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from './file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from './group-commit.js'
-import { encodeRecordLines, headerRecord, parseHeaderRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
+import { encodeRecordLines, headerRecord, parseHeaderRecord, scanSessionFile, summaryLinks, type ScannedSessionFile } from './session-file.js'
 import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
 import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
 
@@ -209,7 +209,7 @@ export class JsonlStore implements SessionStore {
       const end = head.indexOf('\n')
       if (end < 0) return { ...base, problem: `${path}:1: the header line is incomplete` }
       const header = parseHeaderRecord(head.slice(0, end), id, `${path}:1`)
-      return { ...base, createdAt: header.createdAt, ...(header.parentSession !== undefined ? { parentSession: header.parentSession } : {}) }
+      return { ...base, createdAt: header.createdAt, ...summaryLinks(header) }
     } catch (error) {
       return { ...base, problem: (error as Error).message }
     }

@@ -2,6 +2,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
+import { summaryLinks } from './session-file.js'
 
 interface Entry {
   header: SessionHeader
@@ -48,7 +49,7 @@ export class MemoryStore implements SessionStore {
         id: e.header.id,
         createdAt: e.header.createdAt,
         updatedAt: e.updatedAt,
-        ...(e.header.parentSession !== undefined ? { parentSession: e.header.parentSession } : {}),
+        ...summaryLinks(e.header),
       }))
       .sort((a, b) => b.updatedAt - a.updatedAt)
   }

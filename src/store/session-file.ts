@@ -3,7 +3,7 @@ import { deepFreeze } from '../json/lossless.js'
 import type { SessionEvent } from '../session/events.js'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
 import { decodeRecord, packChunkRuns } from './chunk-runs.js'
-import type { TailRepair } from './types.js'
+import type { SessionSummary, TailRepair } from './types.js'
 
 /** Marks the first line of a session file (and tells it from any other JSONL). */
 export const HEADER_TAG = 'session'
@@ -18,7 +18,20 @@ export function headerRecord(header: SessionHeader): string {
     ...(header.cwd !== undefined ? { cwd: header.cwd } : {}),
     ...(header.parentSession !== undefined ? { parentSession: header.parentSession } : {}),
     ...(header.seedLength !== undefined ? { seedLength: header.seedLength } : {}),
+    ...(header.parentCallId !== undefined ? { parentCallId: header.parentCallId } : {}),
+    ...(header.agentProfile !== undefined ? { agentProfile: header.agentProfile } : {}),
+    ...(header.delegationDepth !== undefined ? { delegationDepth: header.delegationDepth } : {}),
   })
+}
+
+/** The parent/child link fields of a header, as a store's {@link SessionSummary} carries them. */
+export function summaryLinks(header: SessionHeader): Pick<SessionSummary, 'parentSession' | 'parentCallId' | 'agentProfile' | 'delegationDepth'> {
+  return {
+    ...(header.parentSession !== undefined ? { parentSession: header.parentSession } : {}),
+    ...(header.parentCallId !== undefined ? { parentCallId: header.parentCallId } : {}),
+    ...(header.agentProfile !== undefined ? { agentProfile: header.agentProfile } : {}),
+    ...(header.delegationDepth !== undefined ? { delegationDepth: header.delegationDepth } : {}),
+  }
 }
 
 /**
@@ -47,24 +60,32 @@ export function parseHeaderRecord(text: string, expectedId: string | undefined, 
     throw new HarnessError(`${where}: the header names session ${JSON.stringify(h.id)}, expected '${expectedId}'`, 'SESSION_CORRUPT')
   }
   if (!Number.isSafeInteger(h.createdAt) || (h.createdAt as number) < 0) throw new HarnessError(`${where}: the header's createdAt is not a time`, 'SESSION_CORRUPT')
-  const optional = (key: 'cwd' | 'parentSession'): string | undefined => {
+  const optional = (key: 'cwd' | 'parentSession' | 'parentCallId' | 'agentProfile'): string | undefined => {
     const v = h[key]
     if (v !== undefined && typeof v !== 'string') throw new HarnessError(`${where}: the header's ${key} is not a string`, 'SESSION_CORRUPT')
     return v
   }
   const cwd = optional('cwd')
   const parentSession = optional('parentSession')
-  const seedLength = h.seedLength
-  if (seedLength !== undefined && (!Number.isSafeInteger(seedLength) || (seedLength as number) < 0)) {
-    throw new HarnessError(`${where}: the header's seedLength is not a count`, 'SESSION_CORRUPT')
+  const parentCallId = optional('parentCallId')
+  const agentProfile = optional('agentProfile')
+  const count = (key: 'seedLength' | 'delegationDepth'): number | undefined => {
+    const v = h[key]
+    if (v !== undefined && (!Number.isSafeInteger(v) || (v as number) < 0)) throw new HarnessError(`${where}: the header's ${key} is not a count`, 'SESSION_CORRUPT')
+    return v as number | undefined
   }
+  const seedLength = count('seedLength')
+  const delegationDepth = count('delegationDepth')
   return Object.freeze({
     version: SESSION_FORMAT_VERSION,
     id: h.id,
     createdAt: h.createdAt as number,
     ...(cwd !== undefined ? { cwd } : {}),
     ...(parentSession !== undefined ? { parentSession } : {}),
-    ...(seedLength !== undefined ? { seedLength: seedLength as number } : {}),
+    ...(seedLength !== undefined ? { seedLength } : {}),
+    ...(parentCallId !== undefined ? { parentCallId } : {}),
+    ...(agentProfile !== undefined ? { agentProfile } : {}),
+    ...(delegationDepth !== undefined ? { delegationDepth } : {}),
   })
 }
 

@@ -9,7 +9,7 @@ import { decodeRecord, firstSeqOf, packChunkRuns, type StorageRecord } from './c
 import { currentHolder, describeHolder, holderIsDead, parseHolder, type LockHolder } from './file-lock.js'
 import { checkPrivateFile } from './file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from './group-commit.js'
-import { headerRecord, parseHeaderRecord } from './session-file.js'
+import { headerRecord, parseHeaderRecord, summaryLinks } from './session-file.js'
 import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
 import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
 
@@ -190,7 +190,7 @@ export class SqliteStore implements SessionStore {
       const base = { id: r.id, createdAt: r.created_at, updatedAt: r.updated_at }
       try {
         const header = parseHeaderRecord(r.header, r.id, `${this.path} (session '${r.id}')`)
-        return header.parentSession !== undefined ? { ...base, parentSession: header.parentSession } : base
+        return { ...base, ...summaryLinks(header) }
       } catch (error) {
         return { ...base, problem: (error as Error).message }
       }

@@ -41,7 +41,14 @@ export interface SessionSummary {
   readonly createdAt: number
   /** ms since epoch of the last write. */
   readonly updatedAt: number
+  /** The session this one was forked from, or (with `parentCallId`) the parent of a sub-agent. */
   readonly parentSession?: string
+  /** A sub-agent's parent tool call (absent for top-level sessions and forks). */
+  readonly parentCallId?: string
+  /** A sub-agent's profile name. */
+  readonly agentProfile?: string
+  /** Delegation depth (absent = 0, a top-level session). */
+  readonly delegationDepth?: number
   /** Stored size in bytes, when the store knows it. */
   readonly sizeBytes?: number
   /** Set when the session's header cannot be read: `read`/`open` give the precise error. */

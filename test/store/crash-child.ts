@@ -6,11 +6,13 @@
  * Prints `READY` once loaded, waits for a `go` line on stdin (so the parent can keep children warm), then
  * prints `F <session> <seq> <type>` each time a flush resolves (every event up to that seq is durable), and
  * records each tool execution as `<session> <callId>` in the side file (append + fsync) while the tool runs.
+ * Some parent steps hand work to sub-agents (the `task` tool): each child session runs its own `record` calls,
+ * so kills also land while children run.
  */
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { z } from 'zod'
-import { createHarness, defineTool, scriptedAdapter, type ScriptStep, type SessionStore, type SessionWriter } from '../../src/index.js'
+import { createHarness, defineTool, scriptedAdapter, subagentTool, type ScriptStep, type SessionStore, type SessionWriter } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
 
@@ -61,17 +63,18 @@ function reporting(store: SessionStore): SessionStore {
 }
 
 let calls = 0
+let warming = true
 const model = scriptedAdapter({
   script: (request: GenerateOptions): ScriptStep => {
     const last = request.messages[request.messages.length - 1]
     const delayMs = random() < 0.3 ? 1 : 0
     if (last?.content[0]?.type === 'tool-result' && random() < 0.6) return { text: ['fine', ', ', 'that', ' is', ' done'], delayMs }
     const count = 1 + Math.floor(random() * 3)
-    return {
-      reasoning: ['let', ' me', ' think'],
-      toolCalls: Array.from({ length: count }, () => ({ id: `${tag}-${calls++}`, name: 'record', arguments: { note: 'x'.repeat(Math.floor(random() * 200)) } })),
-      delayMs,
-    }
+    const records = Array.from({ length: count }, () => ({ id: `${tag}-${calls++}`, name: 'record', arguments: { note: 'x'.repeat(Math.floor(random() * 200)) } }))
+    // A parent (never a child: maxDepth 1) sometimes delegates one or two tasks beside its own record calls.
+    const child = (request.system ?? '').includes('You are a sub-agent')
+    const tasks = !child && random() < 0.35 ? Array.from({ length: 1 + Math.floor(random() * 2) }, () => ({ id: `${tag}-${calls++}`, name: 'task', arguments: { task: 'record a few things' } })) : []
+    return { reasoning: ['let', ' me', ' think'], toolCalls: [...tasks, ...records.slice(0, tasks.length > 0 ? 1 : count)], delayMs }
   },
   models: { m1: { contextWindow: 1_000_000, defaultMaxTokens: 100 } },
 })
@@ -82,7 +85,7 @@ const record = defineTool({
   parameters: z.object({ note: z.string() }),
   concurrencySafe: true,
   execute: (_args, { callId, agent }) => {
-    if (agent.id === 'warm-up') return 'warm'
+    if (warming) return 'warm' // the warm-up session and its sub-agents live on a throwaway store
     const fd = openSync(sideFile, 'a')
     try {
       writeSync(fd, `${agent.id} ${callId}\n`)
@@ -95,7 +98,7 @@ const record = defineTool({
 })
 
 const store = reporting(new JsonlStore({ dir, flushDelayMs: 5 }))
-const harness = createHarness({ store, adapters: [model], tools: [record], onListenerError: () => {} })
+const harness = createHarness({ store, adapters: [model], tools: [record, subagentTool({ maxDepth: 1 })], onListenerError: () => {} })
 const sessions = Number(sessionsText)
 
 async function work(): Promise<never> {
@@ -115,13 +118,14 @@ async function work(): Promise<never> {
 // Warm the loop up on a throwaway memory store first, so the first milliseconds after `go` do real work
 // rather than compile code: kills then land in every phase of a turn, not mostly in start-up.
 async function warmUp(): Promise<void> {
-  const scratch = createHarness({ adapters: [model], tools: [record], onListenerError: () => {} })
+  const scratch = createHarness({ adapters: [model], tools: [record, subagentTool({ maxDepth: 1 })], onListenerError: () => {} })
   const agent = await scratch.createAgent({ provider: 'scripted', model: 'm1', sessionId: 'warm-up' })
   for (let t = 0; t < 2; t++) {
     agent.followup('warm up')
     await agent.whenIdle()
   }
   await scratch.close()
+  warming = false
 }
 
 await warmUp()

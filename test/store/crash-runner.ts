@@ -1,7 +1,7 @@
 /**
  * The kill -9 test (issue 5): children run scripted sessions on a JsonlStore and are SIGKILLed at random
  * moments; after every kill the parent checks that nothing flushed was lost, the log loads and verifies, resume
- * completes a turn, and no tool call ran twice. Shared by `test/store/crash.test.ts` and `npm run crash`.
+ * completes a turn, and no tool call ran twice — in the sessions and in their sub-agents' sessions. Shared by `test/store/crash.test.ts` and `npm run crash`.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
@@ -44,6 +44,14 @@ export interface CrashReport {
   waitingForChildMs: number
   /** Time spent checking after kills. */
   checkingMs: number
+  /** Distinct sub-agent sessions checked (and resumed when a kill touched them). */
+  childSessions: number
+  /** Tool executions inside sub-agent sessions. */
+  childToolExecutions: number
+  /** Parent `task` calls a kill interrupted, answered `TOOL_OUTCOME_UNKNOWN` by repair. */
+  interruptedTaskCalls: number
+  /** Sub-agent sessions resumed to a completed turn after a kill. */
+  resumedChildren: number
 }
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -129,9 +137,10 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
   const dir = join(root, 'sessions')
   mkdirSync(dir, { mode: 0o700 })
   const sideFile = join(root, 'executions.txt')
-  const report: CrashReport = { kills: 0, flushReports: 0, toolExecutions: 0, repairedTurns: 0, tornTails: 0, resumedTurns: 0, events: 0, elapsedMs: 0, waitingForChildMs: 0, checkingMs: 0 }
+  const report: CrashReport = { kills: 0, flushReports: 0, toolExecutions: 0, repairedTurns: 0, tornTails: 0, resumedTurns: 0, events: 0, elapsedMs: 0, waitingForChildMs: 0, checkingMs: 0, childSessions: 0, childToolExecutions: 0, interruptedTaskCalls: 0, resumedChildren: 0 }
   const executed = new Map<string, string>() // callId → session
   const checked = new Map<string, string>() // session → file signature after its last check
+  const subagentIds = new Set<string>() // every sub-agent session seen
   const script = await bundleChild(root)
   const pool: Child[] = []
   let spawned = 0
@@ -156,7 +165,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
       const error = child.lines.find((l) => l.startsWith('ERROR'))
       if (error !== undefined) throw new Error(`kill ${kill}: the child failed before the kill: ${error}`)
       const checkStart = Date.now()
-      await checkAfterKill(kill, dir, sideFile, child, executed, checked, report, sessions)
+      await checkAfterKill(kill, dir, sideFile, child, executed, checked, report, sessions, subagentIds)
       report.checkingMs += Date.now() - checkStart
       report.kills = kill
       if (kill % 25 === 0) options.log?.(`${kill} kills, ${report.flushReports} flushes checked, ${report.toolExecutions} tool runs, ${report.repairedTurns} repaired turns`)
@@ -179,6 +188,7 @@ async function checkAfterKill(
   checked: Map<string, string>,
   report: CrashReport,
   sessions: number,
+  subagentIds: Set<string>,
 ): Promise<void> {
   const fail = (id: string, why: string): never => {
     throw new Error(`kill ${kill}, session ${id}: ${why}`)
@@ -196,8 +206,12 @@ async function checkAfterKill(
   const store = new JsonlStore({ dir })
   const logs = new Map<string, readonly SessionEvent[]>()
   const allLogs = new Map<string, readonly SessionEvent[]>()
-  for (let s = 0; s < sessions; s++) {
-    const id = `${child.prefix}s${s}`
+  // The child's sessions, then their sub-agents' sessions (same store, linked by header).
+  const parents = Array.from({ length: sessions }, (_, s) => `${child.prefix}s${s}`)
+  const subagents = (await store.list()).filter((r) => r.parentCallId !== undefined && r.parentSession?.startsWith(child.prefix) === true).map((r) => r.id)
+  for (const id of subagents) subagentIds.add(id)
+  report.childSessions = subagentIds.size
+  for (const id of [...parents, ...subagents]) {
     if (!(await store.has(id))) {
       if (flushed.has(id)) fail(id, 'flushes were reported but the session file does not exist')
       continue
@@ -213,6 +227,11 @@ async function checkAfterKill(
     const verdict = verifySessionLog(repaired)
     if (!verdict.ok) fail(id, `the repaired log does not verify: ${verdict.problems.join('; ')}`)
     if (repaired.length > stored.events.length) report.repairedTurns++
+    // A parent killed while a sub-agent ran: its task call is answered "outcome unknown", like any tool.
+    const taskCalls = new Set(stored.events.filter((e) => e.type === 'tool/call' && (e.data as { name?: string }).name === 'task').map((e) => e.seq))
+    for (const closer of repaired.slice(stored.events.length)) {
+      if ((closer.data as { error?: { code?: string } }).error?.code === 'TOOL_OUTCOME_UNKNOWN' && taskCalls.has(closer.sourceEventSeqs?.[0] ?? -1)) report.interruptedTaskCalls++
+    }
     allLogs.set(id, stored.events)
     // A session the child did not touch was verified and resumed after an earlier kill.
     if (changed) logs.set(id, stored.events)
@@ -224,6 +243,7 @@ async function checkAfterKill(
     const [id, callId] = line.split(' ') as [string, string]
     if (executed.has(callId)) fail(id, `tool call ${callId} executed twice`)
     executed.set(callId, id)
+    if (subagentIds.has(id)) report.childToolExecutions++
     const log = allLogs.get(id) ?? fail(id, `tool call ${callId} ran in a session this child does not own`)
     if (!log.some((e) => e.type === 'tool/call' && (e.data as { callId?: string }).callId === callId)) fail(id, `tool call ${callId} ran without a logged tool/call`)
   }
@@ -255,6 +275,7 @@ async function checkAfterKill(
       const verdict = verifySessionLog(agent.session.events)
       if (!verdict.ok) fail(id, `the log after resume does not verify: ${verdict.problems.join('; ')}`)
       report.resumedTurns++
+      if (subagentIds.has(id)) report.resumedChildren++
       events += agent.session.length
     } finally {
       await harness.close()

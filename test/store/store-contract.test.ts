@@ -242,6 +242,14 @@ describe.each(STORE_KINDS)('store contract: $name', (kind) => {
     await harness.close()
   })
 
+  it('a sub-agent header (parent session, parent call, profile, depth) survives a reload and shows in list()', async () => {
+    const header = { version: 1, id: 'kid', createdAt: 1_700_000_000_000, cwd: '/w', parentSession: 'parent', parentCallId: 'call-7', agentProfile: 'reader', delegationDepth: 1 }
+    const writer = await kit.store.create(header, titleEvents('kid', 2).events)
+    await writer.close()
+    expect((await kit.another().read('kid')).header).toEqual(header)
+    expect((await kit.another().list()).find((s) => s.id === 'kid')).toMatchObject({ parentSession: 'parent', parentCallId: 'call-7', agentProfile: 'reader', delegationDepth: 1 })
+  })
+
   it('stored events round-trip byte-identically, chunk runs included (property)', async () => {
     let n = 0
     await fc.assert(

@@ -5,19 +5,29 @@ import { cliPricing } from '../cli-harness.js'
 import { openForReading } from '../read-only-store.js'
 import { addStoreOption } from './agent-options.js'
 import { buildSessionTree, type SessionTree } from '../../views/session-tree.js'
+import { attachChildTrees, type SubagentTreeFields } from '../../views/child-sessions.js'
 import { styleFor, type Style } from '../style.js'
 import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../../views/turn-outcome.js'
 
-/** Renders the tree for people. */
-export function formatSessionTree(tree: SessionTree, style: Style, cost?: SessionCost): string {
+/** Renders the tree for people (a sub-agent's tree nested under the tool call that started it). */
+export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields>, style: Style, cost?: SessionCost): string {
   const turnCost = new Map((cost?.turns ?? []).map((t) => [t.turn, t.cost]))
   const money = (amount: number | undefined): string => (amount !== undefined && cost?.currency !== undefined ? ` · ${formatCost(amount, cost.currency)}` : '')
   const out: string[] = []
   const seqs = (a: number, b: number | undefined): string => style.dim(`[seq ${a}${b !== undefined && b !== a ? `–${b}` : ''}]`)
   out.push(
     `${style.bold(`session ${tree.id}`)} · created ${tree.createdAt} · ${tree.events} events` +
-      (tree.parentSession !== undefined ? ` · forked from ${tree.parentSession} (first ${String(tree.seedLength)} events)` : ''),
+      (tree.parent !== undefined
+        ? ` · sub-agent of ${tree.parent.session} (call ${tree.parent.callId}, profile ${tree.parent.profile ?? '?'})`
+        : tree.parentSession !== undefined
+          ? ` · forked from ${tree.parentSession} (first ${String(tree.seedLength)} events)`
+          : ''),
   )
+  if (tree.subagents !== undefined && tree.subagents.length > 0 && tree.subagentUsage !== undefined) {
+    const rolled = emptyUsage()
+    addUsage(rolled, tree.subagentUsage)
+    out.push(`sub-agents: ${tree.subagents.length} direct · tokens of all sub-agents ${formatUsage(rolled)} (not in the turns' figures)`)
+  }
   for (const turn of tree.turns) {
     const reason = turn.reason === undefined ? style.yellow('open') : turn.reason.kind === 'completed' ? style.green('completed') : style.red(describeReason(turn.reason))
     const time = turn.durationMs !== undefined ? ` · ${formatDuration(turn.durationMs)}` : ''
@@ -34,9 +44,11 @@ export function formatSessionTree(tree: SessionTree, style: Style, cost?: Sessio
         ...step.tools.map((t) => {
           const outcome = t.resultSeq === undefined ? style.yellow('no result') : t.isError === true ? style.red(`failed ${t.code ?? ''}`.trim()) : style.green('ok')
           const subject = toolSubject(t.arguments)
+          const child = (t as { subagent?: { tree: SessionTree } }).subagent
+          const nested = child === undefined ? '' : `\n${formatSessionTree(child.tree, style).trimEnd().replace(/^/gm, '      ')}`
           return {
             seq: t.callSeq,
-            text: `    tool ${t.name}${subject !== '' ? ` ${subject}` : ''} · ${t.durationMs !== undefined ? `${formatDuration(t.durationMs)} · ` : ''}${outcome}${t.permission !== undefined ? style.dim(` (${t.permission})`) : ''} ${seqs(t.callSeq, t.resultSeq)}`,
+            text: `    tool ${t.name}${subject !== '' ? ` ${subject}` : ''} · ${t.durationMs !== undefined ? `${formatDuration(t.durationMs)} · ` : ''}${outcome}${t.permission !== undefined ? style.dim(` (${t.permission})`) : ''} ${seqs(t.callSeq, t.resultSeq)}${nested}`,
           }
         }),
       ].sort((a, b) => a.seq - b.seq)
@@ -56,7 +68,7 @@ export async function inspectCommand(ref: string, flags: { json?: boolean; store
   const { config, store, id } = await openForReading(flags.store, ref)
   try {
     const stored = await store.read(id)
-    const tree = buildSessionTree(stored.header, stored.events)
+    const tree = await attachChildTrees(buildSessionTree(stored.header, stored.events), stored.header, store, (s) => buildSessionTree(s.header, s.events))
     const cost = sessionCost(stored.events, cliPricing(config))
     if (flags.json === true) {
       process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}) }, null, 2)}\n`)

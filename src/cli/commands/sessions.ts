@@ -5,6 +5,7 @@ import { EXIT } from '../cli-error.js'
 import { cliPricing, cliStore } from '../cli-harness.js'
 import { resolveConfig, type EffectiveConfig } from '../config.js'
 import { summarizeLog, type LogSummary } from '../../views/session-summary.js'
+import { isSubagentSession } from '../../views/child-sessions.js'
 import { styleFor } from '../style.js'
 import { emptyUsage } from '../../views/turn-outcome.js'
 import { addStoreOption, positiveInteger } from './agent-options.js'
@@ -16,6 +17,10 @@ export interface SessionRow extends LogSummary {
   readonly updatedAt: string
   readonly sizeBytes?: number
   readonly parentSession?: string
+  /** Set on a sub-agent's session: the parent's tool call that started it. */
+  readonly parentCallId?: string
+  /** A sub-agent's profile. */
+  readonly agentProfile?: string
   /** Why the session could not be read, when it could not. */
   readonly problem?: string
   /** What the session cost from its logged usage, when its model has published prices. */
@@ -32,6 +37,8 @@ export async function listSessions(store: SessionStore, pricing: PricingCatalogu
       updatedAt: new Date(s.updatedAt).toISOString(),
       ...(s.sizeBytes !== undefined ? { sizeBytes: s.sizeBytes } : {}),
       ...(s.parentSession !== undefined ? { parentSession: s.parentSession } : {}),
+      ...(s.parentCallId !== undefined ? { parentCallId: s.parentCallId } : {}),
+      ...(s.agentProfile !== undefined ? { agentProfile: s.agentProfile } : {}),
     }
     try {
       const events = (await store.read(s.id)).events
@@ -61,7 +68,8 @@ export function sessionsTable(rows: readonly SessionRow[], dim: (s: string) => s
     const size = r.sizeBytes === undefined ? '' : r.sizeBytes < 10_240 ? `${r.sizeBytes} B` : `${Math.round(r.sizeBytes / 1024)} KB`
     const title = r.problem !== undefined ? `(unreadable: ${r.problem})` : r.title === '' ? '(no prompt)' : r.title
     const cost = r.cost !== undefined ? formatCost(r.cost.total, r.cost.currency) : ''
-    return `${r.id}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${title}`
+    const child = isSubagentSession(r) ? dim(`↳ sub-agent of ${String(r.parentSession).slice(0, 8)} (${r.agentProfile ?? '?'}) `) : ''
+    return `${r.id}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${child}${title}`
   })
   return `${lines.join('\n')}\n`
 }
@@ -72,13 +80,15 @@ export interface SessionsFlags {
   readonly limit?: number
   readonly all?: boolean
   readonly search?: string
+  /** Hide sub-agents' sessions. */
+  readonly roots?: boolean
   readonly store?: string
 }
 
 /** How many sessions `sessions` shows unless `--all` or `--limit` says otherwise. */
 export const DEFAULT_SESSIONS_LIMIT = 20
 
-/** `ledgerloop sessions [--json] [--limit N] [--all] [--search TEXT]`. */
+/** `ledgerloop sessions [--json] [--limit N] [--all] [--search TEXT] [--roots]`. */
 export async function sessionsCommand(flags: SessionsFlags): Promise<number> {
   const config = resolveConfig(flags.store !== undefined ? { store: flags.store } : {}, process.env, process.cwd(), { lenient: true })
   warnIgnoredConfig(config)
@@ -86,13 +96,15 @@ export async function sessionsCommand(flags: SessionsFlags): Promise<number> {
   let rows: SessionRow[]
   try {
     const limit = flags.all === true ? undefined : (flags.limit ?? DEFAULT_SESSIONS_LIMIT)
-    // A search looks through every session; the limit then applies to the matches.
-    rows = await listSessions(store, cliPricing(config), flags.search !== undefined ? undefined : limit)
+    // A search or --roots looks through every session; the limit then applies to the matches.
+    const filtering = flags.search !== undefined || flags.roots === true
+    rows = await listSessions(store, cliPricing(config), filtering ? undefined : limit)
     if (flags.search !== undefined) {
       const needle = flags.search.toLowerCase()
       rows = rows.filter((r) => r.title.toLowerCase().includes(needle) || r.id.startsWith(needle))
-      if (limit !== undefined) rows = rows.slice(0, limit)
     }
+    if (flags.roots === true) rows = rows.filter((r) => !isSubagentSession(r))
+    if (filtering && limit !== undefined) rows = rows.slice(0, limit)
   } finally {
     await store.close()
   }
@@ -112,10 +124,11 @@ export function warnIgnoredConfig(config: EffectiveConfig): void {
 /** Registers `sessions`. */
 export function registerSessions(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('sessions').description('list stored sessions, newest first'))
-    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, problem?}')
+    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, parentCallId?, agentProfile?, problem?}')
     .option('--limit <n>', `show at most N sessions (default ${DEFAULT_SESSIONS_LIMIT})`, positiveInteger)
     .option('--all', 'show every session')
     .option('--search <text>', 'only sessions whose first prompt contains TEXT (or whose id starts with it)')
+    .option('--roots', "hide sub-agents' sessions (shown marked ↳ otherwise)")
     .action(async (flags: SessionsFlags) => {
       exit.code = await sessionsCommand(flags)
     })
