@@ -66,10 +66,20 @@ export async function openStore(spec: StoreSpec): Promise<SessionStore> {
   }
 }
 
-/** The PostgreSQL store of `--store postgres://…`. */
+/** The PostgreSQL store of `--store postgres://…`, loaded on demand (`pg` is an optional peer). */
 async function openPostgresStore(url: string): Promise<SessionStore> {
-  void url
-  throw new CliError('--store postgres://…: the PostgreSQL store is not available in this build', EXIT.usage)
+  let module: typeof import('../store/postgres.js')
+  try {
+    module = await import('../store/postgres.js')
+  } catch (error) {
+    throw new CliError(`--store postgres://…: needs the optional package pg (npm install pg@8.23.1): ${(error as Error).message}`, EXIT.usage)
+  }
+  try {
+    return await module.openPostgresStoreFromUrl(url)
+  } catch (error) {
+    if (error instanceof HarnessError && error.code === 'INVALID_CONFIG') throw new CliError(`--store: ${error.message}`, EXIT.usage)
+    throw error
+  }
 }
 
 /**
