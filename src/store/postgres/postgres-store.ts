@@ -5,7 +5,7 @@ import { HarnessError } from '../../errors/harness-error.js'
 import type { SessionEvent } from '../../session/events.js'
 import type { SessionHeader } from '../../session/session.js'
 import { checkFlushDelay } from '../group-commit.js'
-import { headerRecord, parseHeaderRecord } from '../session-file.js'
+import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.js'
 import { checkSeed, checkSessionId } from '../stored-log.js'
 import type { SessionStore, SessionSummary, StoredSession } from '../types.js'
 import { decodeInboxRow, encodeInboxInput, type InboxInput, type InboxRow } from './inbox-input.js'
@@ -190,7 +190,7 @@ export class PostgresStore implements SessionStore {
       const base = { id: r.id, createdAt: r.created_at, updatedAt: Math.round(r.updated_at) }
       try {
         const header = parseHeaderRecord(r.header, r.id, this.#where(r.id, 'header'))
-        return header.parentSession !== undefined ? { ...base, parentSession: header.parentSession } : base
+        return { ...base, ...summaryLinks(header) }
       } catch (error) {
         return { ...base, problem: (error as Error).message }
       }
