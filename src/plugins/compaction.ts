@@ -115,7 +115,9 @@ export function compactionPlugin(options: CompactionOptions = {}): CompactionPlu
           const pressure = measurePressure(agent.session, payload.messages as readonly Message[])
           const limit = Math.floor(window * threshold)
           if (pressure.tokens >= limit) {
-            await run(agent, state, { trigger: 'pressure', turn, keepRecentTurns, signal, pressure, contextWindow: window, stopBelowTokens: limit })
+            // A twentieth of the window is the least worth a summary call.
+            const minGainTokens = Math.floor(window / 20)
+            await run(agent, state, { trigger: 'pressure', turn, keepRecentTurns, signal, pressure, contextWindow: window, stopBelowTokens: limit, minGainTokens })
           }
         }
         return next()

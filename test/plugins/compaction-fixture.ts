@@ -16,6 +16,7 @@ import {
   type ScriptStep,
   type SessionEvent,
   type TokenUsage,
+  type ToolDefinition,
 } from '../../src/index.js'
 import { echoTool } from '../support/loop-fixture.js'
 import { reconstructionProblems } from '../../src/cli/request-reconstruction.js'
@@ -118,10 +119,10 @@ export function toolLoopModel(options: { resultChars?: number; summary?: (reques
   }
 }
 
-export async function setup(script: (request: GenerateOptions, index: number) => ScriptStep, options: CompactionOptions = {}, contextWindow = 3000) {
+export async function setup(script: (request: GenerateOptions, index: number) => ScriptStep, options: CompactionOptions = {}, contextWindow = 3000, tools: ToolDefinition<never>[] = [echoTool()]) {
   const model = scriptedAdapter({ script, models: { m1: { contextWindow, defaultMaxTokens: 100 } } })
   const compaction = compactionPlugin({ keepRecentTurns: 2, ...options })
-  const harness = createHarness({ adapters: [model], tools: [echoTool()], plugins: [invariantPlugin(), compaction], system: SYSTEM })
+  const harness = createHarness({ adapters: [model], tools, plugins: [invariantPlugin(), compaction], system: SYSTEM })
   const errors: unknown[] = []
   harness.hooks.on('agent/error', ({ error }) => {
     errors.push(error)
