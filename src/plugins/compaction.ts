@@ -52,6 +52,8 @@ export interface CompactionPlugin extends Plugin<HookRegistrar<LedgerHooks>> {
 
 interface AgentState {
   busy: boolean
+  /** The compaction by hand in progress, if any: a step that starts meanwhile waits for it. */
+  byHand?: Promise<unknown>
   /** `turn/step` of the last overflow compaction: one per step, so an overflow can never loop. */
   overflowStep?: string
 }
@@ -110,6 +112,8 @@ export function compactionPlugin(options: CompactionOptions = {}): CompactionPlu
       const offPreStep = hooks.on('agent/pre-step', async (payload, next) => {
         const { agent, turn, signal } = payload
         const state = stateOf(agent)
+        // Input sent while a compaction by hand runs: let it finish first, so its replace never lands mid-step.
+        if (state.byHand !== undefined) await state.byHand.catch(() => undefined)
         const window = contextWindowOf(agent, options.contextWindow)
         if (window !== undefined && !state.busy) {
           const pressure = measurePressure(agent.session, payload.messages as readonly Message[])
@@ -141,7 +145,14 @@ export function compactionPlugin(options: CompactionOptions = {}): CompactionPlu
     async compact(agent, compactOptions = {}) {
       const keep = positive('keepRecentTurns', compactOptions.keepRecentTurns, keepRecentTurns)
       claimIdle(agent)
-      return run(agent, stateOf(agent), { trigger: 'manual', turn: null, keepRecentTurns: keep, signal: compactOptions.signal ?? new AbortController().signal })
+      const state = stateOf(agent)
+      const running = run(agent, state, { trigger: 'manual', turn: null, keepRecentTurns: keep, signal: compactOptions.signal ?? new AbortController().signal })
+      state.byHand = running
+      try {
+        return await running
+      } finally {
+        state.byHand = undefined
+      }
     },
   }
   return plugin

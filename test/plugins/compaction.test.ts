@@ -193,6 +193,26 @@ describe('compactionPlugin', () => {
     await f.harness.close()
   })
 
+  it('input sent during a compaction by hand waits for it: the replace never lands inside a step', async () => {
+    let release: (text: string) => void = () => undefined
+    const f = await setup(toolLoopModel(), { summarize: () => new Promise<string>((resolve) => (release = resolve)) }, 1_000_000)
+    for (let i = 1; i <= 4; i++) await f.turn(`task ${i}`)
+    const compacting = f.compaction.compact(f.agent, { keepRecentTurns: 1 })
+    f.agent.followup('task 5')
+    await new Promise((resolve) => setImmediate(resolve))
+    release('Earlier: four echo tasks.')
+    expect(await compacting).toMatchObject({ outcome: 'summarized' })
+    await f.agent.whenIdle()
+    const events = f.agent.session.events
+    const replace = events.find((e) => e.type === 'user/message' && typeof e.surfaceOp === 'object') as SessionEvent
+    const turn5 = events.find((e) => e.type === 'turn/start' && (e.data as { turn: number }).turn === 5) as SessionEvent
+    const step1 = events.find((e) => e.type === 'step/start' && e.seq > turn5.seq) as SessionEvent
+    expect(replace.seq).toBeLessThan(step1.seq)
+    expect(f.of('turn/end').map((e) => (e.data as { reason: { kind: string } }).reason.kind)).toEqual(Array(5).fill('completed'))
+    expectReconstructable(events, f.seen)
+    await f.harness.close()
+  })
+
   it('rejects bad options with INVALID_CONFIG', () => {
     for (const bad of [{ threshold: 0 }, { threshold: 1.5 }, { keepRecentTurns: 0 }, { summaryMaxTokens: -1 }, { pruneToolResultsOver: 1.5 }]) {
       expect(() => compactionPlugin(bad)).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
