@@ -52,6 +52,11 @@ export interface CompactionRun {
   readonly summarize?: Summarize
   /** Prune old tool results longer than this first (only inside an open turn). */
   readonly pruneOverChars: number
+  /**
+   * Do nothing unless the older part holds at least this many estimated tokens besides an earlier summary (a
+   * pressure run whose recent turns alone fill the window would otherwise re-summarise every step).
+   */
+  readonly minGainTokens?: number
   /** Stop after pruning when the request is then estimated below this many tokens. */
   readonly stopBelowTokens?: number
   readonly pressure?: { readonly tokens: number; readonly source: 'usage' | 'estimate' }
@@ -75,7 +80,7 @@ export async function compactHistory(agent: Agent, run: CompactionRun): Promise<
   const session = agent.session
   const tokensBefore = estimateRequestTokens(session, 0, session.surfaceNodes().length)
   let plan = planCompaction(session, run.keepRecentTurns, isCompactionSummary)
-  if (plan === undefined) return { turn: run.turn, outcome: 'nothing', tokensBefore, tokensAfter: tokensBefore, shrank: false }
+  if (plan === undefined || gainOf(plan) < (run.minGainTokens ?? 0)) return { turn: run.turn, outcome: 'nothing', tokensBefore, tokensAfter: tokensBefore, shrank: false }
   const start: CompactionStartData = {
     turn: run.turn,
     trigger: run.trigger,
@@ -105,6 +110,8 @@ export async function compactHistory(agent: Agent, run: CompactionRun): Promise<
       if (run.stopBelowTokens !== undefined && pressureNow < run.stopBelowTokens) return end('pruned')
       // Pruning rewrote nodes of the head: plan again on the new surface (same boundary, new seqs).
       plan = planCompaction(session, run.keepRecentTurns, isCompactionSummary) as CompactionPlan
+      // What is left of the older part may no longer be worth a summary call (the recent turns are the bulk).
+      if (gainOf(plan) < (run.minGainTokens ?? 0)) return end('pruned')
     }
   }
 
@@ -131,6 +138,10 @@ export async function compactHistory(agent: Agent, run: CompactionRun): Promise<
     sourceEventSeqs: [...seqs, startSeq, ...requestSeqSince(session, startSeq), summarySeq],
   })
   return end('summarized', { summarySeq: replaced.seq })
+}
+
+function gainOf(plan: CompactionPlan): number {
+  return plan.headMessages.reduce((sum, m) => sum + (isCompactionSummary(m) ? 0 : estimateMessageTokens(m)), 0)
 }
 
 async function summarise(agent: Agent, run: CompactionRun, plan: CompactionPlan): Promise<{ text: string; data: CompactionSummaryData }> {

@@ -82,7 +82,10 @@ export async function callSummaryModel(
   const model = route.model ?? header?.config.model ?? agent.options.model
   const sameRoute = header !== undefined && header.config.provider === provider && header.config.model === model
   const effort = sameRoute ? header.config.reasoningEffort : undefined
-  const proposal: LlmCallConfig = { provider, model, maxTokens: route.maxTokens, ...(effort !== undefined ? { reasoningEffort: effort } : {}) }
+  // Never ask for more output than the model can give (a small model would answer 400).
+  const cap = agent.llm.adapter(provider)?.resolveModel?.(model)?.maxOutputTokens
+  const maxTokens = cap !== undefined ? Math.min(route.maxTokens, cap) : route.maxTokens
+  const proposal: LlmCallConfig = { provider, model, maxTokens, ...(effort !== undefined ? { reasoningEffort: effort } : {}) }
   const prepared = await agent.llm.prepareCall(proposal, signal)
   const request: GenerateOptions = {
     ...prepared.config,
@@ -96,7 +99,7 @@ export async function callSummaryModel(
     turn,
     provider,
     model,
-    maxTokens: prepared.config.maxTokens ?? route.maxTokens,
+    maxTokens: prepared.config.maxTokens ?? maxTokens,
     ...(prepared.config.reasoningEffort !== undefined ? { reasoningEffort: prepared.config.reasoningEffort } : {}),
     shadowedSeqs,
     sameHeader: sameRoute,

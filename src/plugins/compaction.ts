@@ -52,6 +52,8 @@ export interface CompactionPlugin extends Plugin<HookRegistrar<LedgerHooks>> {
 
 interface AgentState {
   busy: boolean
+  /** The compaction by hand in progress, if any: a step that starts meanwhile waits for it. */
+  byHand?: Promise<unknown>
   /** `turn/step` of the last overflow compaction: one per step, so an overflow can never loop. */
   overflowStep?: string
 }
@@ -110,12 +112,16 @@ export function compactionPlugin(options: CompactionOptions = {}): CompactionPlu
       const offPreStep = hooks.on('agent/pre-step', async (payload, next) => {
         const { agent, turn, signal } = payload
         const state = stateOf(agent)
+        // Input sent while a compaction by hand runs: let it finish first, so its replace never lands mid-step.
+        if (state.byHand !== undefined) await state.byHand.catch(() => undefined)
         const window = contextWindowOf(agent, options.contextWindow)
         if (window !== undefined && !state.busy) {
           const pressure = measurePressure(agent.session, payload.messages as readonly Message[])
           const limit = Math.floor(window * threshold)
           if (pressure.tokens >= limit) {
-            await run(agent, state, { trigger: 'pressure', turn, keepRecentTurns, signal, pressure, contextWindow: window, stopBelowTokens: limit })
+            // A twentieth of the window is the least worth a summary call.
+            const minGainTokens = Math.floor(window / 20)
+            await run(agent, state, { trigger: 'pressure', turn, keepRecentTurns, signal, pressure, contextWindow: window, stopBelowTokens: limit, minGainTokens })
           }
         }
         return next()
@@ -139,7 +145,14 @@ export function compactionPlugin(options: CompactionOptions = {}): CompactionPlu
     async compact(agent, compactOptions = {}) {
       const keep = positive('keepRecentTurns', compactOptions.keepRecentTurns, keepRecentTurns)
       claimIdle(agent)
-      return run(agent, stateOf(agent), { trigger: 'manual', turn: null, keepRecentTurns: keep, signal: compactOptions.signal ?? new AbortController().signal })
+      const state = stateOf(agent)
+      const running = run(agent, state, { trigger: 'manual', turn: null, keepRecentTurns: keep, signal: compactOptions.signal ?? new AbortController().signal })
+      state.byHand = running
+      try {
+        return await running
+      } finally {
+        state.byHand = undefined
+      }
     },
   }
   return plugin

@@ -7,6 +7,7 @@ import { foldSession } from '../session/fold.js'
 import { foldRequestHeader, requestProposal } from '../session/request-header.js'
 import { MemoryStore } from '../store/memory-store.js'
 import type { ToolCallResult } from '../agent/hook-types.js'
+import { CompactionReenactor } from './replay-compaction.js'
 import { loggedRequests } from './request-reconstruction.js'
 
 /** What a replay found. */
@@ -46,7 +47,8 @@ const key = (turn: number, step: number): string => `${turn}/${step}`
  * chunks of each step's final attempt, through an adapter per provider route — and the recorded tool results
  * (swapped in on `tools/post-execute`), with the same user input, turn by turn. Every request the fresh loop
  * builds is compared with the original request rebuilt from the log. Cancels are re-enacted where the
- * original was cancelled, so aborted turns replay too.
+ * original was cancelled, so aborted turns replay too, and so are recorded compactions (their surface replaces,
+ * at the same history positions), so requests after a compaction compare too.
  */
 export async function replaySession(events: readonly SessionEvent[], modelFacts: ModelFacts = () => undefined): Promise<ReplayReport> {
   const problems: string[] = []
@@ -54,6 +56,7 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
   const turns = originalTurns(events)
   const results = recordedResults(events)
   const headers = stepHeaders(events)
+  const compactions = new CompactionReenactor(events)
   const firstHeader = foldRequestHeader(events.slice(0, firstSeqOf(events, 'request/header') + 1))
   if (firstHeader === undefined || turns.length === 0) return { compared: 0, problems: ['the session has no request to replay'] }
 
@@ -80,6 +83,12 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
   async function* replayStream(request: GenerateOptions): AsyncGenerator<StreamChunk> {
     const { turn, step } = current
     fresh.set(key(turn, step), request)
+    // The original overflowed and compacted inside this step: fail the same way, so the retry sees the compaction.
+    const overflow = compactions.takeFailure(turn, step)
+    if (overflow !== undefined) {
+      yield overflow
+      return
+    }
     const original = steps.get(key(turn, step))
     const cause = cancelCause(turn)
     if (original === undefined) {
@@ -125,8 +134,12 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
     const cause = cancelCause(payload.turn)
     // The original turn was cancelled before this step opened (a budget): do the same.
     if (cause !== undefined && turnOf(payload.turn)?.steps.has(payload.step) === false) payload.agent.cancel(cause, { keepInbox: true })
+    problems.push(...compactions.beforeStep(payload.agent.session, payload.turn, payload.step))
     return next()
   })
+  harness.hooks.on('agent/request-error', async (payload, next) =>
+    compactions.inStep(payload.agent.session, payload.turn, payload.step, problems) ? { kind: 'retry' } : next(),
+  )
   harness.hooks.on('agent/request', async (payload, next) => {
     const recorded = headers.get(key(payload.turn, payload.step))
     return recorded !== undefined ? requestProposal(recorded) : next()

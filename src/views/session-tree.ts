@@ -46,6 +46,24 @@ export interface StepNode {
   readonly tools: ToolNode[]
 }
 
+/** One compaction run (`compaction/start` … `compaction/end`), with its summary call's usage when it made one. */
+export interface CompactionNode {
+  readonly startSeq: number
+  endSeq?: number
+  /** The turn it ran in; `null` for a compaction by hand between turns. */
+  readonly turn: number | null
+  readonly trigger: string
+  outcome?: string
+  tokensBefore?: number
+  tokensAfter?: number
+  /** Failure code of a failed run. */
+  error?: string
+  /** Route and usage of the summary call (not part of any turn's usage). */
+  provider?: string
+  model?: string
+  usage?: TokenUsage
+}
+
 /** One turn. */
 export interface TurnNode {
   readonly turn: number
@@ -65,11 +83,14 @@ export interface SessionTree {
   readonly seedLength?: number
   readonly events: number
   readonly turns: TurnNode[]
+  /** Every compaction run, in log order. */
+  readonly compactions: CompactionNode[]
 }
 
 /** Builds the turn → step → request/tool tree of a log in one pass (plus one pass over its chunk runs). */
 export function buildSessionTree(header: SessionHeader, events: readonly SessionEvent[]): SessionTree {
   const turns: TurnNode[] = []
+  const compactions: CompactionNode[] = []
   const requestsByFirst = new Map(loggedRequests(events).map((r) => [r.firstSeq, r]))
   const usageByFirstChunk = new Map<number, TokenUsage>()
   const tools = new Map<string, { node: ToolNode; time: number }>()
@@ -141,6 +162,28 @@ export function buildSessionTree(header: SessionHeader, events: readonly Session
         })
         break
       }
+      case 'compaction/start':
+        compactions.push({ startSeq: e.seq, turn: (d.turn as number | null) ?? null, trigger: String(d.trigger) })
+        break
+      case 'compaction/summary': {
+        const node = compactions[compactions.length - 1]
+        if (node === undefined) break
+        if (typeof d.provider === 'string') node.provider = d.provider
+        if (typeof d.model === 'string') node.model = d.model
+        if (d.usage !== undefined) node.usage = d.usage as TokenUsage
+        break
+      }
+      case 'compaction/end': {
+        const node = compactions[compactions.length - 1]
+        if (node === undefined || node.endSeq !== undefined) break
+        node.endSeq = e.seq
+        node.outcome = String(d.outcome)
+        node.tokensBefore = d.tokensBefore as number
+        node.tokensAfter = d.tokensAfter as number
+        const code = (d.error as { code?: string } | undefined)?.code
+        if (code !== undefined) node.error = code
+        break
+      }
       case 'tool/call': {
         const node: ToolNode = { callId: d.callId as string, name: d.name as string, arguments: d.arguments as string, callSeq: e.seq }
         tools.set(node.callId, { node, time: e.time })
@@ -169,6 +212,7 @@ export function buildSessionTree(header: SessionHeader, events: readonly Session
     ...(header.seedLength !== undefined ? { seedLength: header.seedLength } : {}),
     events: events.length,
     turns,
+    compactions,
   }
 }
 

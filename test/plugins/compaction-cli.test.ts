@@ -42,9 +42,12 @@ describe('compaction by hand from the CLI', () => {
     const verify = await runCli(['verify', id], { env })
     expect(verify.code).toBe(0)
     const inspect = await runCli(['inspect', id, '--json'], { env })
-    const tree = JSON.parse(inspect.stdout) as { turns: { steps: { requests: unknown[] }[] }[] }
-    // Six loop requests; the summary call is not one of them.
+    const tree = JSON.parse(inspect.stdout) as { turns: { steps: { requests: unknown[] }[] }[]; compactions: unknown[] }
+    // Six loop requests; the summary call is not one of them, but a compaction of its own.
     expect(tree.turns.flatMap((t) => t.steps.flatMap((s) => s.requests))).toHaveLength(6)
+    expect(tree.compactions).toMatchObject([{ turn: null, trigger: 'manual', outcome: 'summarized', provider: 'scripted', usage: { inputTokens: 300, outputTokens: 20 } }])
+    const text = await runCli(['inspect', id], { env })
+    expect(text.stdout).toMatch(/\nturn 3 [^\n]*\n(  [^\n]*\n)+compaction manual · summarized · ~\d+ → ~\d+ tokens · summary scripted\/scripted 300 in · 20 out \[seq \d+–\d+\]\n$/)
 
     writeFileSync(turns, JSON.stringify(listTurn(4)))
     const after = await runCli(['run', '--script', turns, '--session', id, '--yes', 'task 4'], { env })

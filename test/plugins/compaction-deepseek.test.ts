@@ -14,7 +14,7 @@ import {
 } from '../../src/index.js'
 import { deepseekContextOverflow, deepseekReply } from '../llm/adapters/deepseek-wire.js'
 import { startLoopback, type Loopback, type LoopbackReply, type ReceivedRequest } from '../llm/adapters/loopback.js'
-import { expectReconstructable, recordRequests, summarizedCount } from './compaction-checks.js'
+import { expectReconstructable, recordRequests, summarizedCount } from './compaction-fixture.js'
 import { afterEach } from 'vitest'
 
 type WireMessage = { role: string; content?: string | null; reasoning_content?: string; tool_calls?: { id: string }[]; tool_call_id?: string }

@@ -1,70 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import {
-  COMPACTION_PLUGIN,
   compactionPlugin,
-  createHarness,
   HarnessError,
-  invariantPlugin,
   PRUNED_NOTE_PREFIX,
-  scriptedAdapter,
   verifySessionLog,
-  type Agent,
-  type CompactionOptions,
   type GenerateOptions,
   type Message,
   type ScriptStep,
   type SessionEvent,
   type TokenUsage,
 } from '../../src/index.js'
-import { echoTool } from '../support/loop-fixture.js'
-import { expectReconstructable, pairingProblems, recordRequests, summarizedCount } from './compaction-checks.js'
-
-const SYSTEM = 'You are the compaction test agent.'
-
-/** True for the built-in summary call (its last message is the compaction instruction). */
-function isSummaryCall(request: GenerateOptions): boolean {
-  const last = request.messages[request.messages.length - 1]
-  return last?.source.kind === 'plugin' && last.source.plugin === COMPACTION_PLUGIN
-}
-
-/** Usage as a provider would report it: roughly the request's size in tokens. */
-function usageOf(request: GenerateOptions): TokenUsage {
-  const chars = JSON.stringify(request.messages).length + (request.system?.length ?? 0) + JSON.stringify(request.tools ?? []).length
-  return { inputTokens: Math.ceil(chars / 4), outputTokens: 20 }
-}
-
-/** A model that answers each user prompt with one echo call, then "done"; summary calls get a short summary. */
-function toolLoopModel(options: { resultChars?: number; summary?: (request: GenerateOptions) => ScriptStep; overflowAbove?: number } = {}) {
-  return (request: GenerateOptions): ScriptStep => {
-    if (isSummaryCall(request)) return options.summary?.(request) ?? { text: `Summary: ${request.messages.length - 1} earlier messages, all echo calls.`, usage: usageOf(request) }
-    if (options.overflowAbove !== undefined && usageOf(request).inputTokens > options.overflowAbove) {
-      return { error: { code: 'CONTEXT_WINDOW_EXCEEDED', message: "This model's maximum context length is 3000 tokens", status: 400 } }
-    }
-    const last = request.messages[request.messages.length - 1] as Message
-    if (last.source.kind === 'user') return { toolCalls: [{ name: 'echo', arguments: { text: 'x'.repeat(options.resultChars ?? 600) } }], usage: usageOf(request) }
-    return { text: 'done', usage: usageOf(request) }
-  }
-}
-
-async function setup(script: (request: GenerateOptions, index: number) => ScriptStep, options: CompactionOptions = {}, contextWindow = 3000) {
-  const model = scriptedAdapter({ script, models: { m1: { contextWindow, defaultMaxTokens: 100 } } })
-  const compaction = compactionPlugin({ keepRecentTurns: 2, ...options })
-  const harness = createHarness({ adapters: [model], tools: [echoTool()], plugins: [invariantPlugin(), compaction], system: SYSTEM })
-  const errors: unknown[] = []
-  harness.hooks.on('agent/error', ({ error }) => {
-    errors.push(error)
-  })
-  let agent: Agent | undefined
-  const seen = recordRequests(harness, () => agent)
-  agent = await harness.createAgent({ provider: 'scripted', model: 'm1' })
-  const a = agent
-  const of = (type: string): SessionEvent[] => a.session.events.filter((e) => e.type === type)
-  const turn = async (text: string): Promise<void> => {
-    a.followup(text)
-    await a.whenIdle()
-  }
-  return { harness, agent: a, model, compaction, seen, of, turn, errors }
-}
+import { expectReconstructable, isSummaryCall, pairingProblems, setup, summarizedCount, SYSTEM, toolLoopModel, usageOf } from './compaction-fixture.js'
 
 describe('compactionPlugin', () => {
   it('COMPACTION-ACCEPT: 40 tool turns past a small window compact repeatedly; every request is a fold of its log prefix', async () => {
@@ -244,6 +190,26 @@ describe('compactionPlugin', () => {
     expect((busy as HarnessError).code).toBe('AGENT_BUSY')
     await f.agent.whenIdle()
     expectReconstructable(f.agent.session.events, f.seen)
+    await f.harness.close()
+  })
+
+  it('input sent during a compaction by hand waits for it: the replace never lands inside a step', async () => {
+    let release: (text: string) => void = () => undefined
+    const f = await setup(toolLoopModel(), { summarize: () => new Promise<string>((resolve) => (release = resolve)) }, 1_000_000)
+    for (let i = 1; i <= 4; i++) await f.turn(`task ${i}`)
+    const compacting = f.compaction.compact(f.agent, { keepRecentTurns: 1 })
+    f.agent.followup('task 5')
+    await new Promise((resolve) => setImmediate(resolve))
+    release('Earlier: four echo tasks.')
+    expect(await compacting).toMatchObject({ outcome: 'summarized' })
+    await f.agent.whenIdle()
+    const events = f.agent.session.events
+    const replace = events.find((e) => e.type === 'user/message' && typeof e.surfaceOp === 'object') as SessionEvent
+    const turn5 = events.find((e) => e.type === 'turn/start' && (e.data as { turn: number }).turn === 5) as SessionEvent
+    const step1 = events.find((e) => e.type === 'step/start' && e.seq > turn5.seq) as SessionEvent
+    expect(replace.seq).toBeLessThan(step1.seq)
+    expect(f.of('turn/end').map((e) => (e.data as { reason: { kind: string } }).reason.kind)).toEqual(Array(5).fill('completed'))
+    expectReconstructable(events, f.seen)
     await f.harness.close()
   })
 

@@ -4,7 +4,7 @@ import { formatCost, sessionCost, type SessionCost } from '../../views/cost.js'
 import { cliPricing } from '../cli-harness.js'
 import { openForReading } from '../read-only-store.js'
 import { addStoreOption } from './agent-options.js'
-import { buildSessionTree, type SessionTree } from '../../views/session-tree.js'
+import { buildSessionTree, type CompactionNode, type SessionTree, type StepNode } from '../../views/session-tree.js'
 import { attachChildTrees, type SubagentTreeFields } from '../../views/child-sessions.js'
 import { styleFor, type Style } from '../style.js'
 import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../../views/turn-outcome.js'
@@ -28,12 +28,24 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
     addUsage(rolled, tree.subagentUsage)
     out.push(`sub-agents: ${tree.subagents.length} direct · tokens of all sub-agents ${formatUsage(rolled)} (not in the turns' figures)`)
   }
+  const compactionRow = (c: CompactionNode, indent: string): string => {
+    const usage = emptyUsage()
+    addUsage(usage, c.usage)
+    const size = c.tokensBefore !== undefined ? ` · ~${c.tokensBefore} → ~${String(c.tokensAfter)} tokens` : ''
+    const outcome = c.outcome === undefined ? style.yellow('unfinished') : c.outcome === 'failed' ? style.red(`failed ${c.error ?? ''}`.trim()) : c.outcome
+    const call = c.usage !== undefined ? ` · summary ${String(c.provider)}/${String(c.model)} ${formatUsage(usage)}` : ''
+    return `${indent}compaction ${c.trigger} · ${outcome}${size}${call} ${seqs(c.startSeq, c.endSeq)}`
+  }
+  const byHand = tree.compactions.filter((c) => c.turn === null)
+  const flushByHand = (before: number): void => {
+    while (byHand.length > 0 && (byHand[0] as CompactionNode).startSeq < before) out.push(compactionRow(byHand.shift() as CompactionNode, ''))
+  }
   for (const turn of tree.turns) {
+    flushByHand(turn.startSeq)
     const reason = turn.reason === undefined ? style.yellow('open') : turn.reason.kind === 'completed' ? style.green('completed') : style.red(describeReason(turn.reason))
     const time = turn.durationMs !== undefined ? ` · ${formatDuration(turn.durationMs)}` : ''
     out.push(`turn ${turn.turn} · ${reason} · ${turn.steps.length} step${turn.steps.length === 1 ? '' : 's'}${time} · tokens ${formatUsage(turn.usage)}${money(turnCost.get(turn.turn))} ${seqs(turn.startSeq, turn.endSeq)}`)
-    for (const step of turn.steps) {
-      out.push(`  step ${step.step}${step.durationMs !== undefined ? ` · ${formatDuration(step.durationMs)}` : ' · open'} ${seqs(step.startSeq, step.endSeq)}`)
+    const stepLines = (step: StepNode): string[] => {
       const rows = [
         ...step.requests.map((r) => {
           const usage = emptyUsage()
@@ -52,9 +64,16 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
           }
         }),
       ].sort((a, b) => a.seq - b.seq)
-      for (const row of rows) out.push(row.text)
+      return [`  step ${step.step}${step.durationMs !== undefined ? ` · ${formatDuration(step.durationMs)}` : ' · open'} ${seqs(step.startSeq, step.endSeq)}`, ...rows.map((r) => r.text)]
     }
+    // Compactions run before a step (pressure) or inside one (overflow): shown in log order among the steps.
+    const items = [
+      ...turn.steps.map((step) => ({ seq: step.startSeq, lines: stepLines(step) })),
+      ...tree.compactions.filter((c) => c.turn === turn.turn).map((c) => ({ seq: c.startSeq, lines: [compactionRow(c, '  ')] })),
+    ].sort((a, b) => a.seq - b.seq)
+    for (const item of items) out.push(...item.lines)
   }
+  flushByHand(Number.POSITIVE_INFINITY)
   if (cost?.currency !== undefined) {
     out.push(
       `cost ${formatCost(cost.total, cost.currency)} (prices as of ${String(cost.asOf)}${cost.requests.some((r) => r.offPeak) ? '; off-peak prices where they applied' : ''}${cost.unpriced > 0 ? `; ${cost.unpriced} response${cost.unpriced === 1 ? '' : 's'} without a price` : ''})`,

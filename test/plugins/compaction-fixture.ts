@@ -1,5 +1,24 @@
 import { expect } from 'vitest'
-import { foldSession, isLoopRequest, verifySessionLog, type Agent, type GenerateOptions, type Harness, type Message, type SessionEvent } from '../../src/index.js'
+import {
+  COMPACTION_PLUGIN,
+  compactionPlugin,
+  createHarness,
+  foldSession,
+  invariantPlugin,
+  isLoopRequest,
+  scriptedAdapter,
+  verifySessionLog,
+  type Agent,
+  type CompactionOptions,
+  type GenerateOptions,
+  type Harness,
+  type Message,
+  type ScriptStep,
+  type SessionEvent,
+  type TokenUsage,
+  type ToolDefinition,
+} from '../../src/index.js'
+import { echoTool } from '../support/loop-fixture.js'
 import { reconstructionProblems } from '../../src/views/request-reconstruction.js'
 import { buildSessionTree } from '../../src/views/session-tree.js'
 
@@ -71,3 +90,52 @@ export function expectReconstructable(events: readonly SessionEvent[], seen: rea
   const treeRequests = tree.turns.flatMap((t) => t.steps.flatMap((s) => s.requests))
   expect(treeRequests).toHaveLength(loop.length)
 }
+
+/** The system prompt of the scripted fixtures. */
+export const SYSTEM = 'You are the compaction test agent.'
+
+/** True for the built-in summary call (its last message is the compaction instruction). */
+export function isSummaryCall(request: GenerateOptions): boolean {
+  const last = request.messages[request.messages.length - 1]
+  return last?.source.kind === 'plugin' && last.source.plugin === COMPACTION_PLUGIN
+}
+
+/** Usage as a provider would report it: roughly the request's size in tokens. */
+export function usageOf(request: GenerateOptions): TokenUsage {
+  const chars = JSON.stringify(request.messages).length + (request.system?.length ?? 0) + JSON.stringify(request.tools ?? []).length
+  return { inputTokens: Math.ceil(chars / 4), outputTokens: 20 }
+}
+
+/** A model that answers each user prompt with one echo call, then "done"; summary calls get a short summary. */
+export function toolLoopModel(options: { resultChars?: number; summary?: (request: GenerateOptions) => ScriptStep; overflowAbove?: number } = {}) {
+  return (request: GenerateOptions): ScriptStep => {
+    if (isSummaryCall(request)) return options.summary?.(request) ?? { text: `Summary: ${request.messages.length - 1} earlier messages, all echo calls.`, usage: usageOf(request) }
+    if (options.overflowAbove !== undefined && usageOf(request).inputTokens > options.overflowAbove) {
+      return { error: { code: 'CONTEXT_WINDOW_EXCEEDED', message: "This model's maximum context length is 3000 tokens", status: 400 } }
+    }
+    const last = request.messages[request.messages.length - 1] as Message
+    if (last.source.kind === 'user') return { toolCalls: [{ name: 'echo', arguments: { text: 'x'.repeat(options.resultChars ?? 600) } }], usage: usageOf(request) }
+    return { text: 'done', usage: usageOf(request) }
+  }
+}
+
+export async function setup(script: (request: GenerateOptions, index: number) => ScriptStep, options: CompactionOptions = {}, contextWindow = 3000, tools: ToolDefinition<never>[] = [echoTool()]) {
+  const model = scriptedAdapter({ script, models: { m1: { contextWindow, defaultMaxTokens: 100 } } })
+  const compaction = compactionPlugin({ keepRecentTurns: 2, ...options })
+  const harness = createHarness({ adapters: [model], tools, plugins: [invariantPlugin(), compaction], system: SYSTEM })
+  const errors: unknown[] = []
+  harness.hooks.on('agent/error', ({ error }) => {
+    errors.push(error)
+  })
+  let agent: Agent | undefined
+  const seen = recordRequests(harness, () => agent)
+  agent = await harness.createAgent({ provider: 'scripted', model: 'm1' })
+  const a = agent
+  const of = (type: string): SessionEvent[] => a.session.events.filter((e) => e.type === type)
+  const turn = async (text: string): Promise<void> => {
+    a.followup(text)
+    await a.whenIdle()
+  }
+  return { harness, agent: a, model, compaction, seen, of, turn, errors }
+}
+
