@@ -21,7 +21,7 @@ export interface CrashTestOptions {
   readonly sessions?: number
   /** Consecutive children that share one set of sessions (bounds how long a session grows). */
   readonly childrenPerSessionSet?: number
-  /** Longest a child runs before the kill (ms); each kill picks 10..this from the seeded PRNG. */
+  /** Longest a child runs on before the kill (ms), counted from its first reported flush for most kills; each kill picks 10..this from the seeded PRNG. */
   readonly maxRunMs?: number
   /** Children kept loaded and waiting, so a child's startup overlaps the previous child's run. */
   readonly warmChildren?: number
@@ -159,6 +159,10 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
       await child.ready
       report.waitingForChildMs += Date.now() - waitStart
       child.process.stdin?.write('go\n')
+      // Most kills wait for the child's first reported flush before the random delay starts: on a loaded
+      // machine a child may do nothing at all in 250 ms of wall-clock time, and then the kills test nothing.
+      // The rest still land at any moment, start-up included.
+      await progressed(child, random() < 0.8 ? 1 : 0)
       await new Promise((r) => setTimeout(r, 10 + Math.floor(random() * Math.max(0, maxRunMs - 10))))
       child.process.kill('SIGKILL')
       await child.exited // reaped: its pid is dead, so its stale lock may be taken over
@@ -177,6 +181,19 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
   }
   report.elapsedMs = Date.now() - started
   return report
+}
+
+/** Resolves once the child reported `flushes` flushes (or after 5 s, or when it died). */
+async function progressed(child: Child, flushes: number): Promise<void> {
+  const deadline = Date.now() + 5_000
+  let exited = false
+  child.exited.then(
+    () => (exited = true),
+    () => (exited = true),
+  )
+  while (!exited && Date.now() < deadline && child.lines.filter((l) => l.startsWith('F ')).length < flushes) {
+    await new Promise((r) => setTimeout(r, 5))
+  }
 }
 
 async function checkAfterKill(

@@ -15,4 +15,4 @@ it('CRASH-TEST: 100 SIGKILLs at random moments lose nothing flushed, repair and 
   expect(report.childToolExecutions).toBeGreaterThan(3)
   expect(report.interruptedTaskCalls).toBeGreaterThan(0)
   expect(report.resumedChildren).toBeGreaterThan(0)
-}, 300_000)
+}, 600_000)
