@@ -119,7 +119,15 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
           log(agent.session, call, { decision: 'deny', by: 'no-approver' })
           return { kind: 'deny', reason: `${reason}, and no one can approve it here (run interactively, or allow it with a rule or --yes)` }
         }
-        const given = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal })
+        let given: Awaited<ReturnType<NonNullable<PermissionPluginOptions['ask']>>>
+        try {
+          given = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal })
+        } catch (error) {
+          // The question went unanswered (a closed prompt, a cancelled turn): the audit log still says the call
+          // was not allowed; the loop turns the failure into the call's result.
+          log(agent.session, call, { decision: 'deny', by: 'no-approver' })
+          throw error
+        }
         const { answer, by } = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
         if (answer === 'always') {
           const set = remembered.get(agent.id) ?? new Set<string>()

@@ -86,6 +86,7 @@ describe('LOOP-HARDENING: no tool call without a result', () => {
     expect(ran).toEqual([])
     expect(resultOf(f).code).toBe('TOOL_DENIED')
     expect(resultOf(f).text).toContain('no terminal')
+    expect(f.ofType('permission/decision').map((e) => e.data)).toMatchObject([{ callId: 'call_1_1', decision: 'deny', by: 'no-approver' }])
     expect(f.turnEnds()).toEqual([{ kind: 'completed' }])
     expectBalanced(f)
   })
