@@ -3,6 +3,7 @@ import type { TokenUsage } from '../llm/types.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import type { SessionStore, SessionSummary, StoredSession } from '../store/types.js'
+import { sessionCost, type PricingCatalogue } from './cost.js'
 
 /** A sub-agent session as its parent's store lists it. */
 export interface ChildSessionLink {
@@ -35,6 +36,12 @@ export interface SubagentTreeFields {
    * mixed into the tree's own usage.
    */
   readonly subagentUsage: TokenTotals
+  /**
+   * What every descendant session cost, summed, when a price catalogue was given and something was priced; a
+   * separate figure beside the tree's own cost. Descendants priced in another currency than the first are left
+   * out and counted in `unpriced`.
+   */
+  readonly subagentCost?: { readonly total: number; readonly currency: 'USD' | 'CNY'; readonly unpriced: number }
 }
 
 /** The children of `parentId` among a store's sessions, oldest first (forks, which have no parent call, are not children). */
@@ -72,9 +79,10 @@ export async function attachChildTrees<T extends ToolTreeShape>(
   header: SessionHeader,
   store: Pick<SessionStore, 'list' | 'read'>,
   build: (stored: StoredSession) => T,
+  catalogue?: PricingCatalogue,
 ): Promise<T & SubagentTreeFields> {
   const summaries = await store.list()
-  return attach(tree, header, summaries, store, build, new Set([header.id]))
+  return attach(tree, header, summaries, store, build, new Set([header.id]), catalogue)
 }
 
 async function attach<T extends ToolTreeShape>(
@@ -84,10 +92,12 @@ async function attach<T extends ToolTreeShape>(
   store: Pick<SessionStore, 'read'>,
   build: (stored: StoredSession) => T,
   seen: Set<string>,
+  catalogue: PricingCatalogue | undefined,
 ): Promise<T & SubagentTreeFields> {
   const links = childSessionLinks(summaries, header.id).filter((l) => !seen.has(l.session)) // a cycle is damage, not recursion
   const nested = new Map<string, { session: string; profile?: string; tree: T & SubagentTreeFields }>()
   const usage: TokenTotals = emptyTokenTotals()
+  const cost = new CostRollUp()
   for (const link of links) {
     seen.add(link.session)
     let stored: StoredSession
@@ -96,9 +106,14 @@ async function attach<T extends ToolTreeShape>(
     } catch {
       continue
     }
-    const child = await attach(build(stored), stored.header, summaries, store, build, seen)
+    const child = await attach(build(stored), stored.header, summaries, store, build, seen, catalogue)
     addTokenUsage(usage, logUsage(stored.events))
     addTokenUsage(usage, child.subagentUsage)
+    if (catalogue !== undefined) {
+      const own = sessionCost(stored.events, catalogue)
+      cost.add(own.total, own.currency, own.unpriced)
+      if (child.subagentCost !== undefined) cost.add(child.subagentCost.total, child.subagentCost.currency, child.subagentCost.unpriced)
+    }
     nested.set(link.callId, { session: link.session, ...(link.profile !== undefined ? { profile: link.profile } : {}), tree: child })
   }
   const turns = tree.turns.map((turn) => ({
@@ -120,5 +135,25 @@ async function attach<T extends ToolTreeShape>(
           ...(header.delegationDepth !== undefined ? { depth: header.delegationDepth } : {}),
         }
       : undefined
-  return { ...tree, ...(parent !== undefined ? { parent } : {}), turns, subagents: links, subagentUsage: usage } as T & SubagentTreeFields
+  const subagentCost = cost.figure()
+  return { ...tree, ...(parent !== undefined ? { parent } : {}), turns, subagents: links, subagentUsage: usage, ...(subagentCost !== undefined ? { subagentCost } : {}) } as T & SubagentTreeFields
+}
+
+/** Sums costs in the first currency met; anything in another currency is counted as unpriced. */
+class CostRollUp {
+  #total = 0
+  #currency: 'USD' | 'CNY' | undefined
+  #unpriced = 0
+
+  add(total: number, currency: 'USD' | 'CNY' | undefined, unpriced: number): void {
+    this.#unpriced += unpriced
+    if (currency === undefined) return
+    this.#currency ??= currency
+    if (currency === this.#currency) this.#total += total
+    else this.#unpriced++
+  }
+
+  figure(): SubagentTreeFields['subagentCost'] {
+    return this.#currency === undefined ? undefined : { total: this.#total, currency: this.#currency, unpriced: this.#unpriced }
+  }
 }

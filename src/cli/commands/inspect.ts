@@ -26,7 +26,8 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
   if (tree.subagents !== undefined && tree.subagents.length > 0 && tree.subagentUsage !== undefined) {
     const rolled = emptyUsage()
     addUsage(rolled, tree.subagentUsage)
-    out.push(`sub-agents: ${tree.subagents.length} direct · tokens of all sub-agents ${formatUsage(rolled)} (not in the turns' figures)`)
+    const spent = tree.subagentCost !== undefined ? ` · cost ${formatCost(tree.subagentCost.total, tree.subagentCost.currency)}` : ''
+    out.push(`sub-agents: ${tree.subagents.length} direct · tokens of all sub-agents ${formatUsage(rolled)}${spent} (not in the turns' figures)`)
   }
   const compactionRow = (c: CompactionNode, indent: string): string => {
     const usage = emptyUsage()
@@ -87,8 +88,9 @@ export async function inspectCommand(ref: string, flags: { json?: boolean; store
   const { config, store, id } = await openForReading(flags.store, ref)
   try {
     const stored = await store.read(id)
-    const tree = await attachChildTrees(buildSessionTree(stored.header, stored.events), stored.header, store, (s) => buildSessionTree(s.header, s.events))
-    const cost = sessionCost(stored.events, cliPricing(config))
+    const pricing = cliPricing(config)
+    const tree = await attachChildTrees(buildSessionTree(stored.header, stored.events), stored.header, store, (s) => buildSessionTree(s.header, s.events), pricing)
+    const cost = sessionCost(stored.events, pricing)
     if (flags.json === true) {
       process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}) }, null, 2)}\n`)
     } else {
