@@ -59,7 +59,7 @@ type SdkModules = {
 let sdk: Promise<SdkModules> | undefined
 
 /** Loads the optional peer `@modelcontextprotocol/sdk` once; a clear error when it is not installed. */
-export function loadMcpSdk(): Promise<SdkModules> {
+function loadMcpSdk(): Promise<SdkModules> {
   sdk ??= (async () => {
     try {
       const [client, stdio, http] = await Promise.all([
