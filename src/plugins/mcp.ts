@@ -57,16 +57,13 @@ export async function mcpTools(options: McpToolsOptions): Promise<ToolSet> {
   const timing = timingOf(options)
   const entries = Object.entries(checkServers(options?.servers))
   const connections = entries.map(([name, config]) => new McpServerConnection(name, config, timing))
-  const killOnExit = (): void => {
-    for (const c of connections) c.killNow()
-  }
-  // A process that exits without close() must not leave servers behind (they would hold pipes and ports).
-  process.once('exit', killOnExit)
+  for (const c of connections) liveConnections.add(c)
+  watchProcessExit()
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= (async () => {
-      process.removeListener('exit', killOnExit)
       await Promise.allSettled(connections.map((c) => c.close()))
+      for (const c of connections) liveConnections.delete(c)
     })()
     return closed
   }
@@ -86,6 +83,19 @@ export async function mcpTools(options: McpToolsOptions): Promise<ToolSet> {
     }
   })
   return { tools, close }
+}
+
+// Every connection of every open tool set, so one exit listener can kill what close() did not stop: a process
+// that exits must not leave servers behind (they would hold pipes and ports).
+const liveConnections = new Set<McpServerConnection>()
+let exitWatched = false
+
+function watchProcessExit(): void {
+  if (exitWatched) return
+  exitWatched = true
+  process.once('exit', () => {
+    for (const c of liveConnections) c.killNow()
+  })
 }
 
 // `mcp__<server>__<tool>`, with characters model APIs refuse replaced, shortened with a hash if too long.
