@@ -43,6 +43,8 @@ export interface SpanBuilderOptions {
    * far, which must then be the whole log from seq 0.
    */
   readonly currentMessages?: () => readonly Message[]
+  /** Events before this seq only set the route and prompt (a fork's seed: its turns belong to the parent). */
+  readonly ownEventsFrom?: number
 }
 
 /** Attribute names (OpenTelemetry GenAI semantic conventions, plus `ledgerloop.*` for the loop's own facts). */
@@ -121,6 +123,7 @@ export class SessionSpanBuilder<H> {
   readonly #sink: SpanSink<H>
   readonly #capture: boolean
   readonly #messages: () => readonly Message[]
+  readonly #ownFrom: number
   /** The log so far, kept only when content is captured (input messages are folded from it). */
   readonly #events: SessionEvent[] = []
   #config: LlmCallConfig | undefined
@@ -132,11 +135,14 @@ export class SessionSpanBuilder<H> {
     this.#sink = sink
     this.#capture = options.captureContent === true
     this.#messages = options.currentMessages ?? (() => foldMessages(this.#events))
+    this.#ownFrom = options.ownEventsFrom ?? 0
   }
 
   /** Feeds one event (in log order). */
   observe(event: SessionEvent): void {
     if (this.#capture && this.#events.length === event.seq) this.#events.push(event)
+    // A fork's inherited history was traced as its parent's: only its route and prompt carry over.
+    if (event.seq < this.#ownFrom && event.type !== 'request/header') return
     const turn = this.#turn
     switch (event.type) {
       case 'request/header': {
@@ -373,9 +379,13 @@ export class SessionSpanBuilder<H> {
   }
 }
 
-/** Builds every span of a finished (or partial) log into `sink`; a turn left open gets no span end. */
+/**
+ * Builds every span of a finished (or partial) log into `sink`; a turn left open gets no span end. A fork's
+ * inherited turns (before `session/end-seed`) are left to its parent's trace.
+ */
 export function buildSessionSpans<H>(sessionId: string, events: readonly SessionEvent[], sink: SpanSink<H>, options: SpanBuilderOptions = {}): void {
-  const builder = new SessionSpanBuilder(sessionId, sink, options)
+  const seedEnd = events.findIndex((e) => e.type === 'session/end-seed')
+  const builder = new SessionSpanBuilder(sessionId, sink, seedEnd >= 0 ? { ownEventsFrom: seedEnd + 1, ...options } : options)
   for (const event of events) builder.observe(event)
 }
 

@@ -51,15 +51,19 @@ describe('telemetryPlugin', () => {
     await close()
   })
 
-  it('TELEMETRY-REPLAY: traceSession over the stored log yields the same spans, times included', async () => {
+  it('TELEMETRY-REPLAY: traceSession over the stored log yields the same spans, times included; a fork adds none of its parent’s', async () => {
     const live = inMemory()
     const store = new MemoryStore()
-    const { agent, close } = await runTelemetrySession({ store, plugins: [telemetryPlugin({ tracerProvider: live.provider })] })
+    const { agent, harness, close } = await runTelemetrySession({ store, plugins: [telemetryPlugin({ tracerProvider: live.provider })] })
+    const forkId = await harness.forkSession(agent.id)
     await close()
     const later = inMemory()
     const stored = await store.read(agent.id)
     traceSession(agent.id, stored.events, { tracerProvider: later.provider })
     expect(fromReadable(later.exporter.getFinishedSpans())).toEqual(fromReadable(live.exporter.getFinishedSpans()))
+    const forked = inMemory()
+    traceSession(forkId, (await store.read(forkId)).events, { tracerProvider: forked.provider })
+    expect(forked.exporter.getFinishedSpans()).toEqual([])
   })
 })
 
