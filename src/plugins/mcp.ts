@@ -51,7 +51,8 @@ const TOOL_NAME_MAX = 64
  * await mcp.close()
  * ```
  * @throws HarnessError `INVALID_CONFIG` for a bad server entry, `MCP_SERVER_UNAVAILABLE` when a server cannot
- * be started (the others are stopped again), `MISSING_DEPENDENCY` without the SDK
+ * be started, `INVALID_TOOL` when a server lists a tool whose schema cannot be compiled (in both cases the
+ * servers already started are stopped again), `MISSING_DEPENDENCY` without the SDK
  */
 export async function mcpTools(options: McpToolsOptions): Promise<ToolSet> {
   const timing = timingOf(options)
@@ -76,12 +77,18 @@ export async function mcpTools(options: McpToolsOptions): Promise<ToolSet> {
   }
   const tools: DefinedTool[] = []
   const taken = new Set<string>()
-  connections.forEach((connection, i) => {
-    for (const listedTool of (listed[i] as PromiseFulfilledResult<McpListedTool[]>).value) {
-      const name = uniqueName(toolName(connection.name, listedTool.name), taken)
-      tools.push(serverTool(connection, listedTool, name))
-    }
-  })
+  try {
+    connections.forEach((connection, i) => {
+      for (const listedTool of (listed[i] as PromiseFulfilledResult<McpListedTool[]>).value) {
+        const name = uniqueName(toolName(connection.name, listedTool.name), taken)
+        tools.push(serverTool(connection, listedTool, name))
+      }
+    })
+  } catch (error) {
+    // A tool whose schema cannot be compiled (INVALID_TOOL, naming it): stop what was started.
+    await close()
+    throw error
+  }
   return { tools, close }
 }
 

@@ -235,4 +235,14 @@ describe('mcpTools', () => {
       mcpTools({ servers: { ok: { command: process.execPath, args: [script, 'stdio'] }, broken: { command: '/nonexistent/mcp-server' } } }),
     ).rejects.toMatchObject({ code: 'MCP_SERVER_UNAVAILABLE', message: expect.stringContaining("'broken'") })
   })
+
+  it('a server listing a tool with an uncompilable schema is INVALID_TOOL naming the tool, and what was started is stopped', async () => {
+    const { log } = scratch()
+    const failure = mcpTools({
+      servers: { fx: { command: process.execPath, args: [script, 'stdio'], env: { MCP_FIXTURE_LOG: log } }, bad: { command: process.execPath, args: [script, 'bad-schema'] } },
+    })
+    await expect(failure).rejects.toMatchObject({ code: 'INVALID_TOOL', message: expect.stringContaining('mcp__bad__broken') })
+    const healthy = await waitForCall(log, 'start', 1)
+    expect(alive(healthy)).toBe(false)
+  })
 })
