@@ -100,6 +100,8 @@ interface Turn<H> extends OpenSpan<H> {
   attempts: number
   /** Requests of the current step so far (1 = first attempt). */
   stepAttempts: number
+  /** A request is due (the step began, or a retry was logged) and no output of it has arrived yet. */
+  awaitingRequest: boolean
   attempt: Attempt<H> | undefined
   /** An attempt whose stream stopped without a finish; its status waits for the turn's reason. */
   unfinished: Attempt<H> | undefined
@@ -160,6 +162,7 @@ export class SessionSpanBuilder<H> {
         this.#settleUnfinished(turn, { code: 'error', message: 'the response stream ended without a finish' }, 'stream_interrupted')
         turn.step = dataOf(event, 'step/start').step
         turn.stepAttempts = 0
+        turn.awaitingRequest = true
         turn.retryDelayMs = undefined
         turn.nextRequestAt = event.time
         break
@@ -173,6 +176,7 @@ export class SessionSpanBuilder<H> {
         if (turn === undefined) break
         const delay = (event.data as { delayMs?: unknown }).delayMs
         turn.retryDelayMs = typeof delay === 'number' ? delay : undefined
+        turn.awaitingRequest = true
         // The next attempt goes out once the backoff is over.
         turn.nextRequestAt = event.time + (turn.retryDelayMs ?? 0)
         break
@@ -218,6 +222,7 @@ export class SessionSpanBuilder<H> {
       step: 0,
       attempts: 0,
       stepAttempts: 0,
+      awaitingRequest: false,
       attempt: undefined,
       unfinished: undefined,
       nextRequestAt: time,
@@ -231,6 +236,7 @@ export class SessionSpanBuilder<H> {
   #openAttempt(turn: Turn<H>, firstOutputAt: number): Attempt<H> {
     turn.attempts++
     turn.stepAttempts++
+    turn.awaitingRequest = false
     const config = turn.config ?? this.#config
     const model = config?.model ?? 'unknown'
     const attributes: Record<string, SpanAttributeValue> = {
@@ -313,8 +319,8 @@ export class SessionSpanBuilder<H> {
       // The stream stopped without a finish (cancel or a thrown failure): wait for the turn's reason.
       turn.attempt = undefined
       turn.unfinished = open
-    } else if (turn.stepAttempts === 0) {
-      // The step sent a request that never produced a byte (cancelled or failed while waiting).
+    } else if (turn.awaitingRequest) {
+      // A request (first or retried) that never produced a byte: cancelled or failed while waiting.
       const attempt = this.#openAttempt(turn, time)
       turn.attempt = undefined
       attempt.lastTime = time

@@ -1,6 +1,6 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { describe, expect, it } from 'vitest'
-import { MemoryStore, telemetryPlugin, traceSession, verifySessionLog } from '../../src/index.js'
+import { MemoryStore, retryPlugin, telemetryPlugin, traceSession, verifySessionLog } from '../../src/index.js'
 import { loopFixture } from '../support/loop-fixture.js'
 import { expectedSpans, fromReadable, runTelemetrySession, type PlainSpan } from './telemetry-session.js'
 
@@ -85,6 +85,24 @@ describe('telemetryPlugin edge cases', () => {
       { name: 'chat m1', parent: '0', status: { code: 'ERROR', message: 'aborted (user)' }, error: 'aborted', reason: undefined },
       { name: 'invoke_agent ledgerloop', parent: undefined, status: { code: 'ERROR', message: 'AUTH: bad key' }, error: 'AUTH', reason: 'error' },
       { name: 'chat m1', parent: '2', status: { code: 'ERROR', message: 'AUTH: bad key' }, error: 'AUTH', reason: undefined },
+    ])
+  })
+
+  it('a retried request cancelled before any output still gets its own chat span (attempt 2)', async () => {
+    const { provider, exporter } = inMemory()
+    const f = await loopFixture([{ error: { code: 'RATE_LIMIT', message: 'slow down', status: 429 } }, { hang: true }], {
+      plugins: [retryPlugin({ baseDelayMs: 1, jitterRatio: 0 }), telemetryPlugin({ tracerProvider: provider })],
+    })
+    f.agent.followup('go')
+    while (f.model.requests.length < 2) await new Promise((r) => setTimeout(r, 10))
+    f.agent.cancel()
+    await f.agent.whenIdle()
+    const chats = fromReadable(exporter.getFinishedSpans())
+      .filter((s) => s.name === 'chat m1')
+      .map((s) => [s.attributes['ledgerloop.request.attempt'], s.attributes['error.type']])
+    expect(chats).toEqual([
+      [1, 'RATE_LIMIT'],
+      [2, 'aborted'],
     ])
   })
 
