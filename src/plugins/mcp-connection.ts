@@ -59,7 +59,7 @@ type SdkModules = {
 let sdk: Promise<SdkModules> | undefined
 
 /** Loads the optional peer `@modelcontextprotocol/sdk` once; a clear error when it is not installed. */
-export function loadMcpSdk(): Promise<SdkModules> {
+function loadMcpSdk(): Promise<SdkModules> {
   sdk ??= (async () => {
     try {
       const [client, stdio, http] = await Promise.all([
@@ -98,7 +98,6 @@ export class McpServerConnection {
   #state: State = { kind: 'down', since: 0, reason: 'not started' }
   #failedRestarts = 0
   #stderrTail = ''
-  #restarts = 0
 
   constructor(name: string, config: McpServerConfig, timing: McpConnectionTiming) {
     this.name = name
@@ -106,12 +105,7 @@ export class McpServerConnection {
     this.#timing = timing
   }
 
-  /** How many times the server was (re)started after the first start. */
-  get restarts(): number {
-    return this.#restarts
-  }
-
-  /** Process id of a running stdio server (tests use it to kill the server). */
+  /** Process id of a running stdio server. */
   get pid(): number | undefined {
     const state = this.#state
     if (state.kind !== 'up') return undefined
@@ -218,7 +212,6 @@ export class McpServerConnection {
           void up.client.close().catch(() => undefined)
           throw new HarnessError(`MCP server '${this.name}' is closed`, 'MCP_SERVER_UNAVAILABLE')
         }
-        if (!first) this.#restarts++
         this.#failedRestarts = 0
         this.#state = up
       },

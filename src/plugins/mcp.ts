@@ -51,22 +51,20 @@ const TOOL_NAME_MAX = 64
  * await mcp.close()
  * ```
  * @throws HarnessError `INVALID_CONFIG` for a bad server entry, `MCP_SERVER_UNAVAILABLE` when a server cannot
- * be started (the others are stopped again), `MISSING_DEPENDENCY` without the SDK
+ * be started, `INVALID_TOOL` when a server lists a tool whose schema cannot be compiled (in both cases the
+ * servers already started are stopped again), `MISSING_DEPENDENCY` without the SDK
  */
 export async function mcpTools(options: McpToolsOptions): Promise<ToolSet> {
   const timing = timingOf(options)
   const entries = Object.entries(checkServers(options?.servers))
   const connections = entries.map(([name, config]) => new McpServerConnection(name, config, timing))
-  const killOnExit = (): void => {
-    for (const c of connections) c.killNow()
-  }
-  // A process that exits without close() must not leave servers behind (they would hold pipes and ports).
-  process.once('exit', killOnExit)
+  for (const c of connections) liveConnections.add(c)
+  watchProcessExit()
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= (async () => {
-      process.removeListener('exit', killOnExit)
       await Promise.allSettled(connections.map((c) => c.close()))
+      for (const c of connections) liveConnections.delete(c)
     })()
     return closed
   }
@@ -79,13 +77,32 @@ export async function mcpTools(options: McpToolsOptions): Promise<ToolSet> {
   }
   const tools: DefinedTool[] = []
   const taken = new Set<string>()
-  connections.forEach((connection, i) => {
-    for (const listedTool of (listed[i] as PromiseFulfilledResult<McpListedTool[]>).value) {
-      const name = uniqueName(toolName(connection.name, listedTool.name), taken)
-      tools.push(serverTool(connection, listedTool, name))
-    }
-  })
+  try {
+    connections.forEach((connection, i) => {
+      for (const listedTool of (listed[i] as PromiseFulfilledResult<McpListedTool[]>).value) {
+        const name = uniqueName(toolName(connection.name, listedTool.name), taken)
+        tools.push(serverTool(connection, listedTool, name))
+      }
+    })
+  } catch (error) {
+    // A tool whose schema cannot be compiled (INVALID_TOOL, naming it): stop what was started.
+    await close()
+    throw error
+  }
   return { tools, close }
+}
+
+// Every connection of every open tool set, so one exit listener can kill what close() did not stop: a process
+// that exits must not leave servers behind (they would hold pipes and ports).
+const liveConnections = new Set<McpServerConnection>()
+let exitWatched = false
+
+function watchProcessExit(): void {
+  if (exitWatched) return
+  exitWatched = true
+  process.once('exit', () => {
+    for (const c of liveConnections) c.killNow()
+  })
 }
 
 // `mcp__<server>__<tool>`, with characters model APIs refuse replaced, shortened with a hash if too long.

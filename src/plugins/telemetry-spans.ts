@@ -43,6 +43,8 @@ export interface SpanBuilderOptions {
    * far, which must then be the whole log from seq 0.
    */
   readonly currentMessages?: () => readonly Message[]
+  /** Events before this seq only set the route and prompt (a fork's seed: its turns belong to the parent). */
+  readonly ownEventsFrom?: number
 }
 
 /** Attribute names (OpenTelemetry GenAI semantic conventions, plus `ledgerloop.*` for the loop's own facts). */
@@ -98,6 +100,8 @@ interface Turn<H> extends OpenSpan<H> {
   attempts: number
   /** Requests of the current step so far (1 = first attempt). */
   stepAttempts: number
+  /** A request is due (the step began, or a retry was logged) and no output of it has arrived yet. */
+  awaitingRequest: boolean
   attempt: Attempt<H> | undefined
   /** An attempt whose stream stopped without a finish; its status waits for the turn's reason. */
   unfinished: Attempt<H> | undefined
@@ -121,6 +125,7 @@ export class SessionSpanBuilder<H> {
   readonly #sink: SpanSink<H>
   readonly #capture: boolean
   readonly #messages: () => readonly Message[]
+  readonly #ownFrom: number
   /** The log so far, kept only when content is captured (input messages are folded from it). */
   readonly #events: SessionEvent[] = []
   #config: LlmCallConfig | undefined
@@ -132,11 +137,14 @@ export class SessionSpanBuilder<H> {
     this.#sink = sink
     this.#capture = options.captureContent === true
     this.#messages = options.currentMessages ?? (() => foldMessages(this.#events))
+    this.#ownFrom = options.ownEventsFrom ?? 0
   }
 
   /** Feeds one event (in log order). */
   observe(event: SessionEvent): void {
     if (this.#capture && this.#events.length === event.seq) this.#events.push(event)
+    // A fork's inherited history was traced as its parent's: only its route and prompt carry over.
+    if (event.seq < this.#ownFrom && event.type !== 'request/header') return
     const turn = this.#turn
     switch (event.type) {
       case 'request/header': {
@@ -154,6 +162,7 @@ export class SessionSpanBuilder<H> {
         this.#settleUnfinished(turn, { code: 'error', message: 'the response stream ended without a finish' }, 'stream_interrupted')
         turn.step = dataOf(event, 'step/start').step
         turn.stepAttempts = 0
+        turn.awaitingRequest = true
         turn.retryDelayMs = undefined
         turn.nextRequestAt = event.time
         break
@@ -167,6 +176,7 @@ export class SessionSpanBuilder<H> {
         if (turn === undefined) break
         const delay = (event.data as { delayMs?: unknown }).delayMs
         turn.retryDelayMs = typeof delay === 'number' ? delay : undefined
+        turn.awaitingRequest = true
         // The next attempt goes out once the backoff is over.
         turn.nextRequestAt = event.time + (turn.retryDelayMs ?? 0)
         break
@@ -212,6 +222,7 @@ export class SessionSpanBuilder<H> {
       step: 0,
       attempts: 0,
       stepAttempts: 0,
+      awaitingRequest: false,
       attempt: undefined,
       unfinished: undefined,
       nextRequestAt: time,
@@ -225,6 +236,7 @@ export class SessionSpanBuilder<H> {
   #openAttempt(turn: Turn<H>, firstOutputAt: number): Attempt<H> {
     turn.attempts++
     turn.stepAttempts++
+    turn.awaitingRequest = false
     const config = turn.config ?? this.#config
     const model = config?.model ?? 'unknown'
     const attributes: Record<string, SpanAttributeValue> = {
@@ -307,8 +319,8 @@ export class SessionSpanBuilder<H> {
       // The stream stopped without a finish (cancel or a thrown failure): wait for the turn's reason.
       turn.attempt = undefined
       turn.unfinished = open
-    } else if (turn.stepAttempts === 0) {
-      // The step sent a request that never produced a byte (cancelled or failed while waiting).
+    } else if (turn.awaitingRequest) {
+      // A request (first or retried) that never produced a byte: cancelled or failed while waiting.
       const attempt = this.#openAttempt(turn, time)
       turn.attempt = undefined
       attempt.lastTime = time
@@ -373,9 +385,13 @@ export class SessionSpanBuilder<H> {
   }
 }
 
-/** Builds every span of a finished (or partial) log into `sink`; a turn left open gets no span end. */
+/**
+ * Builds every span of a finished (or partial) log into `sink`; a turn left open gets no span end. A fork's
+ * inherited turns (before `session/end-seed`) are left to its parent's trace.
+ */
 export function buildSessionSpans<H>(sessionId: string, events: readonly SessionEvent[], sink: SpanSink<H>, options: SpanBuilderOptions = {}): void {
-  const builder = new SessionSpanBuilder(sessionId, sink, options)
+  const seedEnd = events.findIndex((e) => e.type === 'session/end-seed')
+  const builder = new SessionSpanBuilder(sessionId, sink, seedEnd >= 0 ? { ownEventsFrom: seedEnd + 1, ...options } : options)
   for (const event of events) builder.observe(event)
 }
 

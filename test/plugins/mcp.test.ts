@@ -178,6 +178,30 @@ describe('mcpTools', () => {
     expect(pidOf(after?.text ?? '')).toBe(server.process.pid)
   })
 
+  it('MCP-CANCEL: cancelling the turn during a call ends the call, not the server', async () => {
+    const { log } = scratch()
+    const set = await tools({ servers: { fx: { command: process.execPath, args: [script, 'stdio'], env: { MCP_FIXTURE_LOG: log } } } })
+    const f = await loopFixture(
+      [
+        { toolCalls: [{ id: 'c1', name: 'mcp__fx__describe', arguments: { delayMs: 30_000 } }] },
+        { toolCalls: [{ id: 'c2', name: 'mcp__fx__describe', arguments: {} }] },
+        { text: 'done' },
+      ],
+      { tools: set.tools },
+    )
+    f.agent.followup('go')
+    const pid = await waitForCall(log, 'describe', 1)
+    f.agent.cancel()
+    await f.agent.whenIdle()
+    f.agent.followup('again')
+    await f.agent.whenIdle()
+    const [cancelled, after] = results(f)
+    expect(cancelled?.code).toBe('ABORTED')
+    expect(after?.code).toBeUndefined()
+    expect(pidOf(after?.text ?? '')).toBe(pid) // same process: a cancel is not a crash
+    expect(f.turnEnds()).toEqual([{ kind: 'aborted', reason: { kind: 'user' } }, { kind: 'completed' }])
+  })
+
   it('MCP-PERMISSION: rules name a whole server with mcp__<server>__*', async () => {
     const { log } = scratch()
     const set = await tools({ servers: { fx: { command: process.execPath, args: [script, 'stdio'], env: { MCP_FIXTURE_LOG: log } } } })
@@ -210,5 +234,15 @@ describe('mcpTools', () => {
     await expect(
       mcpTools({ servers: { ok: { command: process.execPath, args: [script, 'stdio'] }, broken: { command: '/nonexistent/mcp-server' } } }),
     ).rejects.toMatchObject({ code: 'MCP_SERVER_UNAVAILABLE', message: expect.stringContaining("'broken'") })
+  })
+
+  it('a server listing a tool with an uncompilable schema is INVALID_TOOL naming the tool, and what was started is stopped', async () => {
+    const { log } = scratch()
+    const failure = mcpTools({
+      servers: { fx: { command: process.execPath, args: [script, 'stdio'], env: { MCP_FIXTURE_LOG: log } }, bad: { command: process.execPath, args: [script, 'bad-schema'] } },
+    })
+    await expect(failure).rejects.toMatchObject({ code: 'INVALID_TOOL', message: expect.stringContaining('mcp__bad__broken') })
+    const healthy = await waitForCall(log, 'start', 1)
+    expect(alive(healthy)).toBe(false)
   })
 })

@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { z } from 'zod'
-import { createHarness, defineTool, invariantPlugin, retryPlugin, scriptedAdapter, type Agent, type HarnessOptions } from '../../src/index.js'
+import { createHarness, defineTool, invariantPlugin, retryPlugin, scriptedAdapter, type Agent, type Harness, type HarnessOptions } from '../../src/index.js'
 
 /** One span in a shape both the in-memory exporter and an OTLP/JSON body reduce to. */
 export interface PlainSpan {
@@ -43,7 +43,7 @@ export function plainSpans(spans: readonly (Omit<PlainSpan, 'parent'> & { id: st
  * The acceptance session: turn 1 = a failed request (SERVER) retried, two tool calls, a final answer;
  * turn 2 = a tool call cancelled while it runs.
  */
-export async function runTelemetrySession(options: Pick<HarnessOptions, 'plugins' | 'store'>): Promise<{ agent: Agent; close(): Promise<void> }> {
+export async function runTelemetrySession(options: Pick<HarnessOptions, 'plugins' | 'store'>): Promise<{ agent: Agent; harness: Harness; close(): Promise<void> }> {
   const model = scriptedAdapter({
     models: { m1: { contextWindow: 10_000, defaultMaxTokens: 500 } },
     script: [
@@ -86,7 +86,7 @@ export async function runTelemetrySession(options: Pick<HarnessOptions, 'plugins
   await slowStarted
   agent.cancel()
   await agent.whenIdle()
-  return { agent, close: () => harness.close() }
+  return { agent, harness, close: () => harness.close() }
 }
 
 /** What the acceptance session must produce, span by span (times excepted). */

@@ -1,6 +1,7 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { describe, expect, it } from 'vitest'
-import { MemoryStore, telemetryPlugin, traceSession, verifySessionLog } from '../../src/index.js'
+import { MemoryStore, retryPlugin, telemetryPlugin, traceSession, verifySessionLog } from '../../src/index.js'
+import { loopFixture } from '../support/loop-fixture.js'
 import { expectedSpans, fromReadable, runTelemetrySession, type PlainSpan } from './telemetry-session.js'
 
 function inMemory(): { provider: BasicTracerProvider; exporter: InMemorySpanExporter } {
@@ -50,14 +51,67 @@ describe('telemetryPlugin', () => {
     await close()
   })
 
-  it('TELEMETRY-REPLAY: traceSession over the stored log yields the same spans, times included', async () => {
+  it('TELEMETRY-REPLAY: traceSession over the stored log yields the same spans, times included; a fork adds none of its parent’s', async () => {
     const live = inMemory()
     const store = new MemoryStore()
-    const { agent, close } = await runTelemetrySession({ store, plugins: [telemetryPlugin({ tracerProvider: live.provider })] })
+    const { agent, harness, close } = await runTelemetrySession({ store, plugins: [telemetryPlugin({ tracerProvider: live.provider })] })
+    const forkId = await harness.forkSession(agent.id)
     await close()
     const later = inMemory()
     const stored = await store.read(agent.id)
     traceSession(agent.id, stored.events, { tracerProvider: later.provider })
     expect(fromReadable(later.exporter.getFinishedSpans())).toEqual(fromReadable(live.exporter.getFinishedSpans()))
+    const forked = inMemory()
+    traceSession(forkId, (await store.read(forkId)).events, { tracerProvider: forked.provider })
+    expect(forked.exporter.getFinishedSpans()).toEqual([])
+  })
+})
+
+describe('telemetryPlugin edge cases', () => {
+  it('a request cancelled before any output is a chat span with error.type aborted; a failed turn carries the failure code', async () => {
+    const { provider, exporter } = inMemory()
+    const f = await loopFixture([{ hang: true }, { error: { code: 'AUTH', message: 'bad key', status: 401 } }], {
+      plugins: [telemetryPlugin({ tracerProvider: provider })],
+    })
+    f.agent.followup('first')
+    await new Promise((r) => setTimeout(r, 50))
+    f.agent.cancel()
+    await f.agent.whenIdle()
+    f.agent.followup('second')
+    await f.agent.whenIdle()
+    const spans = fromReadable(exporter.getFinishedSpans()).map((s) => ({ name: s.name, parent: s.parent, status: s.status, error: s.attributes['error.type'], reason: s.attributes['ledgerloop.turn.end_reason'] }))
+    expect(spans).toEqual([
+      { name: 'invoke_agent ledgerloop', parent: undefined, status: { code: 'ERROR', message: 'aborted (user)' }, error: 'aborted', reason: 'aborted' },
+      { name: 'chat m1', parent: '0', status: { code: 'ERROR', message: 'aborted (user)' }, error: 'aborted', reason: undefined },
+      { name: 'invoke_agent ledgerloop', parent: undefined, status: { code: 'ERROR', message: 'AUTH: bad key' }, error: 'AUTH', reason: 'error' },
+      { name: 'chat m1', parent: '2', status: { code: 'ERROR', message: 'AUTH: bad key' }, error: 'AUTH', reason: undefined },
+    ])
+  })
+
+  it('a retried request cancelled before any output still gets its own chat span (attempt 2)', async () => {
+    const { provider, exporter } = inMemory()
+    const f = await loopFixture([{ error: { code: 'RATE_LIMIT', message: 'slow down', status: 429 } }, { hang: true }], {
+      plugins: [retryPlugin({ baseDelayMs: 1, jitterRatio: 0 }), telemetryPlugin({ tracerProvider: provider })],
+    })
+    f.agent.followup('go')
+    while (f.model.requests.length < 2) await new Promise((r) => setTimeout(r, 10))
+    f.agent.cancel()
+    await f.agent.whenIdle()
+    const chats = fromReadable(exporter.getFinishedSpans())
+      .filter((s) => s.name === 'chat m1')
+      .map((s) => [s.attributes['ledgerloop.request.attempt'], s.attributes['error.type']])
+    expect(chats).toEqual([
+      [1, 'RATE_LIMIT'],
+      [2, 'aborted'],
+    ])
+  })
+
+  it('telemetry writes nothing to the log: the same session with and without it has the same event types', async () => {
+    const { provider } = inMemory()
+    const traced = await runTelemetrySession({ plugins: [telemetryPlugin({ tracerProvider: provider })] })
+    const plain = await runTelemetrySession({})
+    expect(traced.agent.session.events.map((e) => e.type)).toEqual(plain.agent.session.events.map((e) => e.type))
+    await traced.close()
+    await plain.close()
   })
 })
