@@ -12,6 +12,7 @@ import { replayCommand } from './commands/replay.js'
 import { runCommand } from './commands/run.js'
 import { sessionsCommand } from './commands/sessions.js'
 import { verifyCommand } from './commands/verify.js'
+import { registerWorkerCommand } from './commands/worker.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -91,6 +92,8 @@ export function buildProgram(exit: { code: number }): Command {
     .action(async (flags: { json?: boolean }) => {
       exit.code = await configCommand(flags)
     })
+
+  registerWorkerCommand(program, exit)
 
   return program
 }
