@@ -20,6 +20,10 @@ export interface AgentFlags {
   readonly yes?: boolean
   readonly maxSteps?: number
   readonly json?: boolean
+  /** `--store URL` (PostgreSQL only on this branch; issue 11 generalises it to every command). */
+  readonly store?: string
+  /** Send through the store's inbox and follow the session while a worker runs it. */
+  readonly attach?: boolean
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -45,6 +49,8 @@ export function addAgentOptions(command: Command): Command {
     .option('--yes', 'approve every permission question')
     .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
     .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
+    .option('--store <url>', 'the session store (with --attach: postgres://user@host:port/db)')
+    .option('--attach', 'send the input through the store\'s inbox and follow the session while a worker runs it')
 }
 
 /** commander argument parser for positive integers (a bad value is a usage error). */

@@ -9,6 +9,7 @@ import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor } from '../style.js'
 import { listSessions, sessionsTable } from './sessions.js'
 import { announce, openAgent } from './run.js'
+import { attachChat } from '../attach.js'
 import { prepareRun, type AgentFlags } from './agent-options.js'
 
 const HELP = [
@@ -25,6 +26,7 @@ const HELP = [
  * (a terminal or a pipe); `--yes` answers them all with yes.
  */
 export async function chatCommand(flags: AgentFlags): Promise<number> {
+  if (flags.attach === true) return attachChat(flags)
   const prepared = await prepareRun(flags)
   const json = flags.json === true
   // In --json mode stdout carries only events; the prompt and notices go to stderr.

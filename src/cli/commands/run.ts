@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline'
 import type { Agent } from '../../agent/agent.js'
 import type { Harness } from '../../agent/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
+import { attachRun } from '../attach.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { createCliHarness } from '../cli-harness.js'
 import { promptingApprover } from '../permission-prompt.js'
@@ -16,6 +17,7 @@ import { prepareRun, type AgentFlags, type PreparedRun } from './agent-options.j
  */
 export async function runCommand(prompt: string, flags: AgentFlags): Promise<number> {
   if (prompt.trim() === '') throw new CliError('the prompt is empty', EXIT.usage)
+  if (flags.attach === true) return attachRun(prompt, flags)
   const prepared = await prepareRun(flags)
   const style = styleFor(process.stdout)
   const json = flags.json === true
