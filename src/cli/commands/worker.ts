@@ -6,7 +6,8 @@ import { scriptedAdapter } from '../../llm/adapters/scripted.js'
 import { permissionPlugin } from '../../plugins/permission.js'
 import { retryPlugin } from '../../plugins/retry.js'
 import { turnBudgetPlugin } from '../../plugins/turn-budget.js'
-import { isPostgresUrl, openPostgresStoreFromUrl, type PostgresStore } from '../../store/postgres/postgres-store.js'
+import type { PostgresStore } from '../../store/postgres/postgres-store.js'
+import { isPostgresUrl, openPostgresStoreFromUrl } from '../../store/postgres/store-url.js'
 import { builtinTools } from '../../tools/builtin/index.js'
 import { runWorker } from '../../worker/run-worker.js'
 import type { WorkerEvent } from '../../worker/session-task.js'
@@ -78,7 +79,10 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   const harnessOptions = workerHarnessOptions(config, route, root, flags.yes === true)
   let store: PostgresStore
   try {
-    store = await openPostgresStoreFromUrl(flags.store, flags.leaseMs !== undefined ? { leaseMs: flags.leaseMs } : {})
+    store = await openPostgresStoreFromUrl(flags.store, {
+      ...(flags.leaseMs !== undefined ? { leaseMs: flags.leaseMs } : {}),
+      poolSize: Math.max(10, (flags.concurrency ?? 4) + 4),
+    })
   } catch (error) {
     if (error instanceof HarnessError) throw new CliError(`${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
     throw error
