@@ -14,6 +14,7 @@ import { registerTools } from './commands/tools.js'
 import { registerVerify } from './commands/verify.js'
 import { registerCompactCommand } from './commands/compact.js'
 import { registerTraceCommand } from './commands/trace.js'
+import { registerWorkerCommand } from './commands/worker.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -64,10 +65,10 @@ export function buildProgram(exit: { code: number }): Command {
   registerFork(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
+  registerTraceCommand(program, exit)
+  registerWorkerCommand(program, exit)
   registerConfig(program, exit)
   program.addHelpText('after', MAIN_HELP)
-
-  registerTraceCommand(program, exit)
 
   return program
 }

@@ -66,14 +66,26 @@ export async function openStore(spec: StoreSpec): Promise<SessionStore> {
   }
 }
 
-/** The PostgreSQL store of `--store postgres://…`, loaded on demand (`pg` is an optional peer). */
-async function openPostgresStore(url: string): Promise<SessionStore> {
-  let module: typeof import('../store/postgres.js')
+/**
+ * The PostgreSQL store module, loaded on demand: `pg` is an optional peer, so nothing the CLI loads at start may
+ * import it. A missing `pg` is a usage error that says how to install it.
+ */
+export async function loadPostgresStoreModule(): Promise<typeof import('../store/postgres.js')> {
   try {
-    module = await import('../store/postgres.js')
+    return await import('../store/postgres.js')
   } catch (error) {
     throw new CliError(`--store postgres://…: needs the optional package pg (npm install pg@8.23.1): ${(error as Error).message}`, EXIT.usage)
   }
+}
+
+/** Whether a `--store` value names a PostgreSQL database (`postgres://…` or `postgresql://…`). */
+export function isPostgresStoreUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value)
+}
+
+/** The PostgreSQL store of `--store postgres://…`. */
+async function openPostgresStore(url: string): Promise<SessionStore> {
+  const module = await loadPostgresStoreModule()
   try {
     return await module.openPostgresStoreFromUrl(url)
   } catch (error) {

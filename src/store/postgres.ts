@@ -3,7 +3,8 @@
  * so that only programs which use it load `pg` (an optional peer dependency: install it beside ledgerloop).
  * @packageDocumentation
  */
-export { PostgresStore, openPostgresStoreFromUrl } from './postgres/postgres-store.js'
+export { PostgresStore } from './postgres/postgres-store.js'
+export { isPostgresUrl, openPostgresStoreFromUrl } from './postgres/store-url.js'
 export type { LeaseLostListener, PostgresStoreOptions, SessionClaim } from './postgres/postgres-store.js'
 export { PostgresWriter } from './postgres/postgres-writer.js'
 export type { SessionStatus } from './postgres/postgres-writer.js'

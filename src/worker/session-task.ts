@@ -9,7 +9,7 @@ export type WorkerEvent =
   | { readonly type: 'claimed'; readonly sessionId: string; readonly epoch: number; readonly queued: number }
   | { readonly type: 'input'; readonly sessionId: string; readonly kinds: readonly string[] }
   | { readonly type: 'released'; readonly sessionId: string; readonly status: 'idle' | 'pending' }
-  | { readonly type: 'lease-lost'; readonly sessionId: string; readonly during: 'flush' | 'renewal'; readonly message: string }
+  | { readonly type: 'lease-lost'; readonly sessionId: string; readonly during: 'flush' | 'renewal' | 'open'; readonly message: string }
   | { readonly type: 'error'; readonly sessionId?: string; readonly code: string; readonly message: string }
 
 /** How long one session is served: the timings {@link runWorker} passes down. */
@@ -62,7 +62,7 @@ export class SessionTask {
   }
 
   /** The lease is gone: abort the turn now; nothing more is written. */
-  leaseLost(error: HarnessError, during: 'flush' | 'renewal'): void {
+  leaseLost(error: HarnessError, during: 'flush' | 'renewal' | 'open'): void {
     if (this.#lost) return
     this.#lost = true
     this.#ctx.report({ type: 'lease-lost', sessionId: this.#id, during, message: error.message })
@@ -83,7 +83,9 @@ export class SessionTask {
     try {
       agent = await harness.resumeAgent(this.#id, agentDefaults)
     } catch (error) {
-      this.#error(error)
+      // A claim that ran out before it was opened (this process stalled) belongs to someone else now.
+      if (isLeaseLost(error)) this.leaseLost(error as HarnessError, 'open')
+      else this.#error(error)
       await store.releaseClaim(this.#id).catch(() => undefined)
       return false
     }

@@ -93,4 +93,31 @@ describe('runWorker', () => {
     await store.close()
     await sender.close()
   })
+
+  it('a graceful shutdown releases a session with queued turns as pending; the next worker claims it and runs them (Agent.wake)', async () => {
+    const sender = new PostgresStore({ connectionString: db.url, schema: 'w3' })
+    await sender.createDetached(new Session({ id: 'queued' }).header)
+    for (const text of ['one', 'two', 'three']) await sender.send('queued', { kind: 'followup', message: text })
+    const slow = { adapters: [scriptedAdapter({ script: turnScript([{ text: ['a', 'b', 'c', 'd', 'e', 'f'], delayMs: 200 }]) })], provider: 'scripted', model: 'm' }
+    const first = new PostgresStore({ connectionString: db.url, schema: 'w3', leaseMs: 3000 })
+    const stopFirst = new AbortController()
+    const released: WorkerEvent[] = []
+    const running = runWorker({ store: first, ...slow, shutdownGraceMs: 0, pollMs: 100, signal: stopFirst.signal, onEvent: (e) => e.type === 'released' && released.push(e) })
+    await until(async () => (await sender.read('queued')).events.some((e) => e.type === 'step/start'))
+    stopFirst.abort()
+    await running
+    expect(released).toEqual([{ type: 'released', sessionId: 'queued', status: 'pending' }])
+    expect(await sender.pendingInput('queued')).toEqual([])
+    const fast = { adapters: [scriptedAdapter({ script: turnScript([{ text: 'ok' }]) })], provider: 'scripted', model: 'm' }
+    const second = new PostgresStore({ connectionString: db.url, schema: 'w3', leaseMs: 3000 })
+    const stopSecond = new AbortController()
+    const serving = runWorker({ store: second, ...fast, idleGraceMs: 100, pollMs: 100, signal: stopSecond.signal })
+    await until(async () => reasons((await sender.read('queued')).events).length === 3)
+    stopSecond.abort()
+    await serving
+    const log = await sender.read('queued')
+    expect(reasons(log.events)).toEqual(['aborted', 'completed', 'completed'])
+    expect(verifySessionLog(log.events).problems).toEqual([])
+    await Promise.all([first.close(), second.close(), sender.close()])
+  })
 })

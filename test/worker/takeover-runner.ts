@@ -77,8 +77,11 @@ function prng(seed: number): () => number {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
-// A bundle starts in a fraction of the time `node --import tsx` needs on a loaded box (see crash-runner.ts).
-async function bundleChild(outDir: string): Promise<string> {
+/**
+ * Bundles the worker child into `outDir` and returns the file: a bundle starts in a fraction of the time
+ * `node --import tsx` needs on a loaded box (see crash-runner.ts). Also used by the benchmark.
+ */
+export async function bundleChild(outDir: string): Promise<string> {
   const outfile = join(outDir, 'takeover-child.mjs')
   await build({
     entryPoints: [join(here, 'takeover-child.ts')],
@@ -160,29 +163,36 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
       return worker
     }
     const live = (): Worker[] => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null)
-    const runningOwnedBy = async (tag: string): Promise<string[]> =>
-      (
-        await pool.query<{ id: string }>(`SELECT id FROM ${store.tables.sessions} WHERE owner LIKE $1 AND status = 'running' AND lease_until > now()`, [`${tag}:%`])
-      ).rows.map((r) => r.id)
-
     for (let i = 0; i < workerCount; i++) spawnWorker()
     await Promise.all(workers.map((w) => w.ready))
     for (let round = 0; round < (options.followups ?? 3); round++) for (const id of ids) await send(id)
 
     for (let n = 1; n <= 4 * (options.kills + stallsWanted) && (report.kills < options.kills || report.stalls < stallsWanted); n++) {
       const stall = report.stalls < stallsWanted && (n % stallEvery === 0 || report.kills >= options.kills)
-      const candidates = live()
-      if (candidates.length < 2) spawnWorker()
-      const target = candidates[Math.floor(random() * candidates.length)] as Worker
-      // Strike mid-turn: wait until the target owns a session whose open turn is on the database.
+      if (live().length < 2) await spawnWorker().ready
+      // Strike mid-turn: pick a live worker that owns a session whose open turn is on the database.
+      let target: Worker | undefined
       let owned: string[] = []
-      for (let waited = 0; owned.length === 0 && waited < 10_000; waited += 20) {
-        owned = await runningOwnedBy(target.tag)
-        if (owned.length === 0) await sleep(20)
-        if (waited > 0 && waited % 2000 === 0) for (const id of ids.filter(() => random() < 0.2)) await send(id)
+      for (let waited = 0; target === undefined && waited < 10_000; waited += 20) {
+        const busy = await pool.query<{ id: string; owner: string }>(
+          `SELECT id, owner FROM ${store.tables.sessions} WHERE owner IS NOT NULL AND status = 'running' AND lease_until > now()`,
+        )
+        const byTag = new Map<string, string[]>()
+        for (const row of busy.rows) {
+          const tag = row.owner.split(':')[0] as string
+          byTag.set(tag, [...(byTag.get(tag) ?? []), row.id])
+        }
+        const candidates = live().filter((w) => byTag.has(w.tag))
+        if (candidates.length > 0) {
+          target = candidates[Math.floor(random() * candidates.length)] as Worker
+          owned = byTag.get(target.tag) as string[]
+        } else {
+          await sleep(20)
+          if (waited > 0 && waited % 1000 === 0) for (const id of ids.filter(() => random() < 0.3)) await send(id)
+        }
       }
-      if (owned.length === 0) {
-        log(`${target.tag} never ran a turn; feeding more work`)
+      if (target === undefined) {
+        log('no worker is running a turn; feeding more work')
         for (const id of ids.filter(() => random() < 0.3)) await send(id)
         continue
       }

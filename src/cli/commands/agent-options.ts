@@ -40,6 +40,8 @@ export interface AgentFlags {
   readonly otlp?: string
   readonly sandbox?: SandboxMode
   readonly network?: boolean
+  /** Send through the store's inbox and follow the session while a worker runs it (`postgres://` stores). */
+  readonly attach?: boolean
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -94,7 +96,8 @@ export function addAgentOptions(command: Command): Command {
       .option('--verbose', 'off a terminal: a status line on stderr per request and retry')
       .option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)')
       .option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode)
-      .option('--network', 'let sandboxed bash commands use the network'),
+      .option('--network', 'let sandboxed bash commands use the network')
+      .option('--attach', "send the input through the store's inbox and follow the session while a worker runs it (postgres:// stores)"),
   )
 }
 

@@ -15,6 +15,7 @@ import { compactInChat } from './compact.js'
 import { listSessions, sessionsTable } from './sessions.js'
 import { announce, openAgent, outputMode, removeScratch, reportTurnEnd } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
+import { attachChat } from '../attach.js'
 
 const HELP = [
   'Type a message and press Enter. End a line with \\ to continue it, or wrap several lines in """ … """.',
@@ -31,6 +32,7 @@ const HELP = [
  * (a terminal or a pipe); `--yes` answers them all with yes.
  */
 export async function chatCommand(flags: AgentFlags): Promise<number> {
+  if (flags.attach === true) return attachChat(flags)
   const prepared = await prepareRun(flags)
   const json = flags.json === true
   // In --json mode stdout carries only events; the prompt and notices go to stderr.

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline'
 import type { Agent } from '../../agent/agent.js'
 import type { Harness } from '../../agent/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
+import { attachRun } from '../attach.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
 import { startHarnessExtensions } from '../harness-extensions.js'
@@ -40,6 +41,7 @@ export function outputMode(flags: AgentFlags): 'transcript' | 'json' | 'print' {
 export async function runCommand(words: readonly string[], flags: AgentFlags): Promise<number> {
   const prompt = await promptOf(words)
   if (prompt.trim() === '') throw new CliError('the prompt is empty', EXIT.usage)
+  if (flags.attach === true) return attachRun(prompt, flags)
   const prepared = await prepareRun(flags)
   const style = styleFor(process.stdout)
   const mode = outputMode(flags)

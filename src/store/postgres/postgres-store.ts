@@ -32,6 +32,11 @@ export interface PostgresStoreOptions {
   readonly packChunks?: boolean
   /** Plugin event types to accept on load without `ignorable`. */
   readonly knownTypes?: Iterable<string>
+  /**
+   * Connections of the pool the store opens from `connectionString` (default 10; one is held for LISTEN).
+   * Raise it with a worker's concurrency: each session being flushed needs one for a moment.
+   */
+  readonly poolSize?: number
 }
 
 /**
@@ -105,7 +110,7 @@ export class PostgresStore implements SessionStore {
     this.#knownTypes = options.knownTypes === undefined ? undefined : [...options.knownTypes]
     this.ownerId = options.ownerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.#ownsPool = options.pool === undefined
-    this.#pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 10 })
+    this.#pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 })
     // An idle pooled connection that dies (server restart) must not crash the process: the next query reconnects.
     if (this.#ownsPool) this.#pool.on('error', () => undefined)
     this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel])
@@ -505,37 +510,3 @@ export class PostgresStore implements SessionStore {
   }
 }
 
-/** Whether a `--store` value names a PostgreSQL database (`postgres://…` or `postgresql://…`). */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value)
-}
-
-/**
- * Opens a {@link PostgresStore} from a `postgres://` URL, as `--store postgres://…` does. A `schema` query
- * parameter picks the PostgreSQL schema (`postgres://host/db?schema=agents`); the rest of the URL goes to `pg`
- * untouched. Waits until the schema is ready, so a bad URL fails here with a clear error.
- * @throws HarnessError `INVALID_CONFIG` for a URL that is not `postgres://`; `STORE_UNAVAILABLE` when the
- *   database cannot be reached (the message never contains the password)
- */
-export async function openPostgresStoreFromUrl(url: string, options: Omit<PostgresStoreOptions, 'connectionString' | 'pool'> = {}): Promise<PostgresStore> {
-  if (!isPostgresUrl(url)) throw new HarnessError('a PostgreSQL store URL starts with postgres:// or postgresql://', 'INVALID_CONFIG')
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new HarnessError('the PostgreSQL store URL is not a valid URL', 'INVALID_CONFIG')
-  }
-  const schema = parsed.searchParams.get('schema')
-  parsed.searchParams.delete('schema')
-  const store = new PostgresStore({ ...options, connectionString: parsed.toString(), ...(schema !== null && options.schema === undefined ? { schema } : {}) })
-  try {
-    await store.ready()
-  } catch (error) {
-    await store.close().catch(() => undefined)
-    if (error instanceof HarnessError) throw error
-    const safe = new URL(parsed.toString())
-    safe.password = ''
-    throw new HarnessError(`cannot use the PostgreSQL store at ${safe.toString()}: ${(error as Error).message}`, 'STORE_UNAVAILABLE', { cause: error })
-  }
-  return store
-}

@@ -28,8 +28,9 @@ export interface StoreTables {
  * @throws HarnessError `INVALID_CONFIG` for a name that is not a plain lower-case identifier
  */
 export function storeTables(schema: string): StoreTables {
-  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new HarnessError(`PostgresStore schema ${JSON.stringify(schema)} must be a lower-case identifier (a-z, 0-9, _; at most 48 characters)`, 'INVALID_CONFIG')
+  // `pg_` names are reserved for PostgreSQL's own schemas.
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema) || schema.startsWith('pg_')) {
+    throw new HarnessError(`PostgresStore schema ${JSON.stringify(schema)} must be a lower-case identifier (a-z, 0-9, _; at most 48 characters; not pg_…)`, 'INVALID_CONFIG')
   }
   const q = (table: string): string => `"${schema}"."${table}"`
   return {

@@ -1,0 +1,204 @@
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { HarnessError, Session, type SessionEvent } from '../../src/index.js'
+import { POSTGRES_SCHEMA_VERSION, PostgresStore } from '../../src/postgres.js'
+import { createScratchDatabase, type ScratchDatabase } from './postgres-scratch.js'
+
+let db: ScratchDatabase
+let admin: pg.Pool
+const opened: PostgresStore[] = []
+let schemaNumber = 0
+
+beforeAll(async () => {
+  db = await createScratchDatabase()
+  admin = new pg.Pool({ connectionString: db.url, max: 2 })
+})
+afterEach(async () => {
+  await Promise.allSettled(opened.splice(0).map((s) => s.close()))
+})
+afterAll(async () => {
+  await admin.end()
+  await db.drop()
+})
+
+function storeIn(schema: string, options: { leaseMs?: number } = {}): PostgresStore {
+  const store = new PostgresStore({ connectionString: db.url, schema, leaseMs: options.leaseMs ?? 30_000 })
+  opened.push(store)
+  return store
+}
+
+function freshSchema(): string {
+  return `t_${schemaNumber++}`
+}
+
+function titles(session: Session, count: number): SessionEvent[] {
+  const from = session.length
+  for (let i = 0; i < count; i++) session.append('session/title', { title: `t${from + i}` })
+  return session.events.slice(from)
+}
+
+async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(HarnessError)
+  return error as HarnessError
+}
+
+describe('PostgresStore: leases and fencing', () => {
+  it('a writer whose expired lease was taken over gets LEASE_LOST on its next flush and writes nothing more', async () => {
+    const schema = freshSchema()
+    const a = storeIn(schema)
+    const b = storeIn(schema)
+    const lost: string[] = []
+    a.onLeaseLost((id, error, during) => lost.push(`${id} ${error.code} ${during}`))
+    const session = new Session({ id: 'fenced' })
+    const writer = await a.create(session.header)
+    for (const e of titles(session, 2)) writer.append(e)
+    await writer.flush()
+    // A stalled owner: its lease runs out (database time), and B takes the session over.
+    await admin.query(`UPDATE "${schema}".sessions SET lease_until = now() - interval '1 second' WHERE id = 'fenced'`)
+    const taken = await b.open('fenced')
+    expect(taken.writer.epoch).toBe(writer.epoch + 1)
+    for (const e of titles(session, 1)) writer.append(e)
+    expect((await rejection(writer.flush())).code).toBe('LEASE_LOST')
+    expect(lost).toEqual(['fenced LEASE_LOST flush'])
+    expect(() => writer.append(titles(session, 1)[0] as SessionEvent)).toThrow(expect.objectContaining({ code: 'LEASE_LOST' }))
+    await writer.close() // releases nothing: the lease is B's
+    expect((await admin.query(`SELECT owner FROM "${schema}".sessions WHERE id = 'fenced'`)).rows[0]?.owner).toBe(b.ownerId)
+    // B continues the log from what was committed; A's late events are nowhere.
+    const next = new Session({ id: 'fenced', header: taken.header, seed: taken.events })
+    for (const e of titles(next, 1)) taken.writer.append(e)
+    await taken.writer.close()
+    expect((await b.read('fenced')).events.map((e) => (e.data as { title: string }).title)).toEqual(['t0', 't1', 't2'])
+  })
+
+  it('a renewal that finds the lease gone fences an idle writer at once (during: renewal)', async () => {
+    const schema = freshSchema()
+    const a = storeIn(schema, { leaseMs: 300 })
+    const lost: string[] = []
+    a.onLeaseLost((id, _error, during) => lost.push(`${id} ${during}`))
+    const session = new Session({ id: 'renewed' })
+    const writer = await a.create(session.header)
+    await admin.query(`UPDATE "${schema}".sessions SET epoch = epoch + 1, owner = 'elsewhere' WHERE id = 'renewed'`)
+    for (let i = 0; i < 100 && lost.length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(lost).toEqual(['renewed renewal'])
+    expect(writer.fenced?.code).toBe('LEASE_LOST')
+    await writer.close()
+  })
+
+  it('the primary key is a second fence: a seq someone else wrote refuses the flush with LEASE_LOST', async () => {
+    const schema = freshSchema()
+    const a = storeIn(schema)
+    const session = new Session({ id: 'pk' })
+    const writer = await a.create(session.header)
+    const [event] = titles(session, 1)
+    await admin.query(`INSERT INTO "${schema}".events (session_id, seq, type, data) VALUES ('pk', 0, 'session/title', '{}')`)
+    writer.append(event as SessionEvent)
+    expect((await rejection(writer.flush())).code).toBe('LEASE_LOST')
+    await writer.close()
+  })
+
+  it('renewal keeps a lease alive past its length; a live owner refuses a second one with SESSION_LOCKED naming it', async () => {
+    const schema = freshSchema()
+    const a = storeIn(schema, { leaseMs: 400 })
+    const writer = await a.create(new Session({ id: 'alive' }).header)
+    await new Promise((r) => setTimeout(r, 1000))
+    const error = await rejection(storeIn(schema).open('alive'))
+    expect(error.code).toBe('SESSION_LOCKED')
+    expect(error.message).toContain(a.ownerId)
+    await writer.close()
+  })
+})
+
+describe('PostgresStore: inbox', () => {
+  it('rows move into the log in the flush that deletes them; a refused flush leaves them for the next owner', async () => {
+    const schema = freshSchema()
+    const a = storeIn(schema)
+    const session = new Session({ id: 'inbox' })
+    const writer = await a.create(session.header)
+    await a.send('inbox', { kind: 'followup', message: 'one' })
+    await a.send('inbox', { kind: 'steer', message: 'two' })
+    const rows = await a.pendingInput('inbox')
+    expect(rows.map((r) => r.input.kind)).toEqual(['followup', 'steer'])
+    await writer.moveInboxRows([rows[0]?.id as string], () => {
+      for (const e of titles(session, 1)) writer.append(e)
+    })
+    expect((await a.pendingInput('inbox')).map((r) => r.input.kind)).toEqual(['steer'])
+    expect((await a.read('inbox')).events).toHaveLength(1)
+    await admin.query(`UPDATE "${schema}".sessions SET epoch = epoch + 1 WHERE id = 'inbox'`)
+    const moving = writer.moveInboxRows([rows[1]?.id as string], () => {
+      for (const e of titles(session, 1)) writer.append(e)
+    })
+    expect((await rejection(moving)).code).toBe('LEASE_LOST')
+    expect((await a.pendingInput('inbox')).map((r) => r.input.kind)).toEqual(['steer'])
+    expect((await a.read('inbox')).events).toHaveLength(1)
+    await writer.close()
+  })
+
+  it('send: SESSION_NOT_FOUND for an unknown session, INVALID_INPUT for a bad kind', async () => {
+    const a = storeIn(freshSchema())
+    expect((await rejection(a.send('nobody', { kind: 'followup', message: 'hi' }))).code).toBe('SESSION_NOT_FOUND')
+    await a.createDetached(new Session({ id: 'there' }).header)
+    expect((await rejection(a.send('there', { kind: 'shout' } as never))).code).toBe('INVALID_INPUT')
+  })
+
+  it('follow yields committed events in seq order, live, and ends when its signal aborts', async () => {
+    const a = storeIn(freshSchema())
+    const follower = storeIn(a.tables.schema)
+    const session = new Session({ id: 'followed' })
+    const writer = await a.create(session.header)
+    for (const e of titles(session, 2)) writer.append(e)
+    await writer.flush()
+    const stop = new AbortController()
+    const seen: number[] = []
+    const following = (async () => {
+      for await (const event of follower.follow('followed', { signal: stop.signal, pollMs: 5000 })) {
+        seen.push(event.seq)
+        if (seen.length === 5) stop.abort()
+      }
+    })()
+    for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 10))
+    for (const e of titles(session, 3)) writer.append(e)
+    await writer.flush()
+    // Woken by NOTIFY, long before the 5 s poll.
+    await following
+    expect(seen).toEqual([0, 1, 2, 3, 4])
+    await writer.close()
+  })
+})
+
+describe('PostgresStore: schema', () => {
+  it('creates its tables with a version row; workers starting together migrate once', async () => {
+    const schema = freshSchema()
+    await Promise.all([storeIn(schema).ready(), storeIn(schema).ready(), storeIn(schema).ready()])
+    const versions = await admin.query(`SELECT version FROM "${schema}".schema_version`)
+    expect(versions.rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }])
+  })
+
+  it('refuses a database written by a newer version (SESSION_VERSION)', async () => {
+    const schema = freshSchema()
+    await storeIn(schema).ready()
+    await admin.query(`UPDATE "${schema}".schema_version SET version = 99`)
+    expect((await rejection(storeIn(schema).ready())).code).toBe('SESSION_VERSION')
+  })
+
+  it('packs chunk runs into one row each and flushes a batch in one statement', async () => {
+    const schema = freshSchema()
+    const a = storeIn(schema)
+    const session = new Session({ id: 'packed' })
+    const writer = await a.create(session.header)
+    const events: SessionEvent[] = Array.from({ length: 10 }, (_, i) => ({
+      type: 'assistant/chunk',
+      seq: i,
+      time: 1000 + i,
+      data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: `c${i}` } },
+    })) as unknown as SessionEvent[]
+    for (const e of events) writer.append(e)
+    await writer.close()
+    const rows = await admin.query(`SELECT seq, type FROM "${schema}".events WHERE session_id = 'packed'`)
+    expect(rows.rows).toEqual([{ seq: 0, type: 'text-chunks' }])
+    expect((await a.readEvents('packed', { after: 4 })).map((e) => e.seq)).toEqual([5, 6, 7, 8, 9])
+  })
+})
