@@ -43,7 +43,7 @@ describe('request settings reach the wire', () => {
     expect(body.max_tokens).toBe(1234)
     expect(request?.headers['x-team']).toBe('infra-7f3a')
     for (const name of readdirSync(join(home, 'sessions'))) expect(readFileSync(join(home, 'sessions', name), 'utf8')).not.toContain('infra-7f3a')
-  }, 30_000)
+  }, 60_000)
 
   it('a resumed session goes back to the base URL it ran against (and keeps provider and model)', async () => {
     const { home, root } = workspace()
@@ -54,7 +54,13 @@ describe('request settings reach the wire', () => {
     expect(again.code).toBe(0)
     expect(server.requests).toHaveLength(2)
     expect((server.requests[1]?.json as { model: string }).model).toBe('deepseek-v4-pro')
-  }, 30_000)
+    // The remembered endpoint is an ignorable log event: the log still verifies and replays.
+    const [file] = sessionFiles(home)
+    const id = (file as string).replace('.jsonl', '')
+    expect((await runCli(['verify', id], { env: cliEnv(home) })).code).toBe(0)
+    const replay = await runCli(['replay', id, '--json'], { env: cliEnv(home) })
+    expect(JSON.parse(replay.stdout)).toMatchObject({ id, ok: true, compared: 2, problems: [] })
+  }, 60_000)
 })
 
 describe('project instructions', () => {
@@ -75,7 +81,7 @@ describe('project instructions', () => {
     expect(skipped.code).toBe(0)
     expect(JSON.stringify((server.requests[1]?.json as WireBody).messages[0])).not.toContain('House rules')
     expect(skipped.stdout).not.toContain('instructions:')
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('prompts from stdin, --print, cost', () => {
@@ -93,7 +99,7 @@ describe('prompts from stdin, --print, cost', () => {
     const prompts = events.filter((e) => e.type === 'user/message').map((e) => JSON.stringify(e.data))
     expect(prompts[0]).toContain('what is here?')
     expect(prompts[prompts.length - 1]).toContain('and now?')
-  }, 30_000)
+  }, 60_000)
 
   it('the footer, inspect and sessions --json show the cost from the published prices; the config file overrides them', async () => {
     const { home, root } = workspace()
@@ -116,5 +122,5 @@ describe('prompts from stdin, --print, cost', () => {
     )
     const overridden = JSON.parse((await runCli(['sessions', '--json'], { env: cliEnv(home) })).stdout) as { cost: { total: number; currency: string } }[]
     expect(overridden[0]?.cost).toMatchObject({ currency: 'CNY', total: (20_000 * 10 + 100_000 * 1 + 5_000 * 100) / 1_000_000 })
-  }, 30_000)
+  }, 60_000)
 })

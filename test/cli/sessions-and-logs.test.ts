@@ -43,7 +43,7 @@ describe('ISSUE-11 defect 10: repairs are announced', () => {
     expect(lines[0]).toMatch(new RegExp(`^ledgerloop: repaired session ${id}: cut off an incomplete write at its end \\(line \\d+, 15 bytes`))
     expect(lines[1]).toBe(`ledgerloop: repaired session ${id}: turn 1 was interrupted (the process stopped mid-turn); closed it as 'interrupted'`)
     expect(run.stdout).toContain('back again')
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('ISSUE-11 defect 11: live sessions', () => {
@@ -65,7 +65,7 @@ describe('ISSUE-11 defect 11: live sessions', () => {
     }
     const after = await runCli(['verify', id], { env: cliEnv(home) })
     expect(after.code).toBe(0)
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('ISSUE-11 defect 8: who decided', () => {
@@ -90,7 +90,7 @@ describe('ISSUE-11 defect 8: who decided', () => {
     const folder = /tools in (\S+) \(scratch folder/.exec(scratch.stdout)?.[1] as string
     expect(folder).toMatch(/ledgerloop-demo-/)
     expect(existsSync(folder)).toBe(false)
-  }, 40_000)
+  }, 90_000)
 })
 
 describe('ISSUE-11 defect 9: inspect separates retry waits from attempts', () => {
@@ -114,7 +114,7 @@ describe('ISSUE-11 defect 9: inspect separates retry waits from attempts', () =>
     expect((retried?.durationMs as number) + delayMs).toBe(lastChunk.time - retry.time)
     const text = await runCli(['inspect', id as string], { env: cliEnv(home) })
     expect(text.stdout).toMatch(/\(waited \d+ ms to retry\) request scripted\/scripted · \d+ ms · tool-calls/)
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('ISSUE-11 defect 12 (config) and read-only commands', () => {
@@ -139,7 +139,7 @@ describe('ISSUE-11 defect 12 (config) and read-only commands', () => {
     }
     // A command that would act on the config still refuses it.
     expect((await runCli(['run', '--script', DEMO, 'x'], { env: cliEnv(home) })).code).toBe(2)
-  }, 40_000)
+  }, 90_000)
 })
 
 describe('session ids by prefix, --continue, --store', () => {
@@ -174,7 +174,7 @@ describe('session ids by prefix, --continue, --store', () => {
     const none = await runCli(['inspect', 'zzzz'], { env: cliEnv(home) })
     expect(none.code).toBe(2)
     expect(none.stderr).toContain("no session 'zzzz'")
-  }, 40_000)
+  }, 90_000)
 
   it('--store sqlite:PATH keeps sessions in SQLite for run, sessions, inspect, verify and fork; postgres:// says it is not in this build', async () => {
     const home = tempHome()
@@ -197,5 +197,5 @@ describe('session ids by prefix, --continue, --store', () => {
     const pg = await runCli(['sessions', '--store', 'postgres://localhost/test'], { env: cliEnv(home) })
     expect(pg.code).toBe(2)
     expect(pg.stderr).toContain('PostgreSQL store is not available in this build')
-  }, 40_000)
+  }, 90_000)
 })

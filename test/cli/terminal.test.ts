@@ -55,7 +55,7 @@ describe('run on a terminal (a real pty) against a DeepSeek-format loopback serv
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a.txt\n')
     const decision = (await sessionEvents(home)).find((e) => e.type === 'permission/decision')
     expect(decision?.data).toMatchObject({ tool: 'write_file', decision: 'allow', by: 'user', answer: 'yes' })
-  }, 30_000)
+  }, 60_000)
 
   it('answering a allows the tool for the rest of the session; answering n denies it and the model reads the denial', async () => {
     const { home, root } = workspace()
@@ -91,7 +91,7 @@ describe('run on a terminal (a real pty) against a DeepSeek-format loopback serv
     expect(existsSync(join(root, 'three.txt'))).toBe(false)
     const second = server.requests[1]?.json as { messages: { role: string; content: string }[] }
     expect(JSON.stringify(second.messages[second.messages.length - 1])).toContain('the user declined write_file')
-  }, 40_000)
+  }, 90_000)
 })
 
 describe('chat on a terminal (a real pty)', () => {
@@ -155,5 +155,5 @@ describe('chat on a terminal (a real pty)', () => {
     await pty.waitFor('› ')
     pty.type('/exit\r')
     expect(await pty.exited()).toBe(0)
-  }, 30_000)
+  }, 60_000)
 })

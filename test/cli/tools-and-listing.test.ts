@@ -22,7 +22,7 @@ it('tools lists the built-in tools with the permission rule that decides their c
   const text = await runCli(['tools', '--root', root], { env: cliEnv(home) })
   expect(text.stdout).toMatch(/write_file\s+deny\s+config: write_file/)
   expect(text.stdout).toContain("also: allow 'bash: git status*' (config)")
-}, 30_000)
+}, 60_000)
 
 it('sessions --limit, --all and --search', async () => {
   const home = tempHome()
@@ -39,4 +39,4 @@ it('sessions --limit, --all and --search', async () => {
   expect(await list('--all')).toHaveLength(3)
   const bad = await runCli(['sessions', '--limit', '0'], { env: cliEnv(home) })
   expect(bad.code).toBe(2)
-}, 40_000)
+}, 90_000)

@@ -37,7 +37,7 @@ describe('ISSUE-11 defect 2: waiting shows', () => {
     expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] deepseek-flash\S* \S*· \d+ s/)
     expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ↻ RATE_LIMIT, retrying in 1\.0 s \(attempt 2\/4\)/)
     expect(pty.screen()).toContain('at last')
-  }, 30_000)
+  }, 60_000)
 
   it('off a terminal, --verbose writes one status line per request and retry on stderr; without it stderr stays quiet', async () => {
     const { home: h, root } = home()
@@ -55,7 +55,7 @@ describe('ISSUE-11 defect 2: waiting shows', () => {
     const quiet = await runCli(['run', '--provider', 'deepseek', '--base-url', server.baseURL, '--root', root, 'hello'], { env: cliEnv(h, KEY) })
     expect(quiet.code).toBe(0)
     expect(quiet.stderr).toBe('')
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
@@ -69,7 +69,7 @@ describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
     const text = await runCli(['config'], { env: cliEnv(h, { LEDGERLOOP_IDLE_TIMEOUT: '30', LEDGERLOOP_RETRIES: '1' }) })
     expect(text.stdout).toMatch(/idleTimeoutMs\s+30000\s+\(env\)/)
     expect(text.stdout).toContain('a stalled server is given up after at most 1 m 10 s per request')
-  })
+  }, 60_000)
 
   it('SSE comments (: keep-alive) are activity: a stream that only sends them for longer than the idle timeout still succeeds', async () => {
     const { home: h, root } = home()
@@ -78,7 +78,7 @@ describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
     expect(run.stdout).toContain('still here')
     expect(run.code).toBe(0)
     expect(server.requests).toHaveLength(1)
-  }, 30_000)
+  }, 60_000)
 
   it('a silent server fails after --idle-timeout and the --retries budget, with a hint', async () => {
     const { home: h, root } = home()
@@ -92,7 +92,7 @@ describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
     expect(run.stderr).toContain('hint: the server went silent; raise --idle-timeout SECONDS')
     // Defect 12: the final error goes to stderr, the footer stays on stdout.
     expect(run.stdout).toMatch(/── error TIMEOUT/)
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('ISSUE-11 defect 7: bad base URLs', () => {
@@ -105,7 +105,7 @@ describe('ISSUE-11 defect 7: bad base URLs', () => {
     expect(env.code).toBe(2)
     expect(env.stderr).toContain('LEDGERLOOP_BASE_URL')
     expect(sessionFiles(h)).toEqual([])
-  })
+  }, 60_000)
 
   it('a plain JSON answer to a streaming request is reported as such, not retried, and the hint names /v1', async () => {
     const { home: h, root } = home()
@@ -116,7 +116,7 @@ describe('ISSUE-11 defect 7: bad base URLs', () => {
     expect(run.stderr).toContain('NOT_STREAMING')
     expect(run.stderr).toContain('with application/json instead of an event stream')
     expect(run.stderr).toContain(`hint: --base-url probably lacks /v1 (try ${server.baseURL}/v1)`)
-  }, 30_000)
+  }, 60_000)
 
   it('a 404 with an HTML page is reported by its title, not retried, and the hint names /v1', async () => {
     const { home: h, root } = home()
@@ -128,5 +128,5 @@ describe('ISSUE-11 defect 7: bad base URLs', () => {
     expect(run.stderr).toContain('HTML page: 404 Not Found')
     expect(run.stderr).not.toContain('<html>')
     expect(run.stderr).toContain('hint: --base-url probably lacks /v1')
-  }, 30_000)
+  }, 60_000)
 })
