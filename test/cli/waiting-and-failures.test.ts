@@ -90,6 +90,7 @@ describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
     expect(server.requests).toHaveLength(2)
     expect(run.stderr).toContain('ledgerloop: turn ended error TIMEOUT')
     expect(run.stderr).toContain('hint: the server went silent; raise --idle-timeout SECONDS')
+    expect(run.stderr).toMatch(/gave up after 2 attempts \(\d+ ms of retry waits; --retries and --idle-timeout set the budget\)/)
     // Defect 12: the final error goes to stderr, the footer stays on stdout.
     expect(run.stdout).toMatch(/── error TIMEOUT/)
   }, 60_000)
