@@ -31,6 +31,9 @@ describe('ISSUE-11 defect 10: repairs are announced', () => {
   it('run --session on a log with a torn tail and an interrupted turn says so in one line each on stderr', async () => {
     const home = tempHome()
     const { child, id } = await liveSession(home)
+    // The events reach the file by group commit shortly after they reach stdout: kill only once they are on disk.
+    const file = join(home, 'sessions', `${id}.jsonl`)
+    for (let i = 0; i < 200 && !readFileSync(file, 'utf8').includes('"request/context"'); i++) await new Promise((r) => setTimeout(r, 25))
     child.kill('SIGKILL')
     await finished(child)
     appendFileSync(join(home, 'sessions', `${id}.jsonl`), '{"type":"turn/e')
