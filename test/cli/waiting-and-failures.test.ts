@@ -24,7 +24,7 @@ function home(): { home: string; root: string } {
 }
 
 describe('ISSUE-11 defect 2: waiting shows', () => {
-  it('a terminal shows a spinner with the model and the seconds waited, kept through a retry (↻ 429 … attempt 2/4)', async () => {
+  it('a terminal shows a spinner with the model and the seconds waited, kept through a retry (↻ 429, retrying in 1.0 s (attempt 2/4))', async () => {
     const { home: h, root } = home()
     server = await startDeepseek([
       { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' }, chunks: ['{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}'] },
@@ -35,7 +35,7 @@ describe('ISSUE-11 defect 2: waiting shows', () => {
     expect(await pty.exited()).toBe(0)
     const raw = pty.raw()
     expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] deepseek-flash\S* \S*· \d+ s/)
-    expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ↻ RATE_LIMIT, retrying in 1\.0 s \(attempt 2\/4\)/)
+    expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ↻ 429, retrying in 1\.0 s \(attempt 2\/4\)/)
     expect(pty.screen()).toContain('at last')
   }, 60_000)
 
@@ -49,7 +49,7 @@ describe('ISSUE-11 defect 2: waiting shows', () => {
     const verbose = await runCli(['run', '--provider', 'deepseek', '--base-url', server.baseURL, '--root', root, '--verbose', 'hello'], { env: cliEnv(h, KEY) })
     expect(verbose.code).toBe(0)
     expect(verbose.stderr).toContain('ledgerloop: waiting for deepseek · deepseek-flash')
-    expect(verbose.stderr).toMatch(/ledgerloop: ↻ SERVER, retrying in [\d.]+ m?s \(attempt 2\/4\)/)
+    expect(verbose.stderr).toMatch(/ledgerloop: ↻ 503, retrying in [\d.]+ m?s \(attempt 2\/4\)/)
     await server.close()
     server = await startDeepseek(replies)
     const quiet = await runCli(['run', '--provider', 'deepseek', '--base-url', server.baseURL, '--root', root, 'hello'], { env: cliEnv(h, KEY) })
