@@ -5,7 +5,7 @@
  *   npx tsx examples/embed.ts
  */
 import { z } from 'zod'
-import { createHarness, defineTool, invariantPlugin, scriptedAdapter } from '../src/index.js'
+import { createHarness, defineTool, invariantPlugin, scriptedAdapter } from 'ledgerloop'
 
 // A scripted model: the first request asks for a tool, the second streams the answer chunk by chunk.
 const model = scriptedAdapter({

@@ -34,7 +34,7 @@ export { LogGrammar } from './session/log-grammar.js'
 export { verifySessionLog } from './session/verify.js'
 export type { VerifyResult } from './session/verify.js'
 export { foldSession } from './session/fold.js'
-export { sessionCost } from './views/cost.js'
+export { formatCost, inPeak, sessionCost } from './views/cost.js'
 export type { PricingCatalogue, RequestCost, SessionCost } from './views/cost.js'
 
 export { defineTool } from './tools/define-tool.js'

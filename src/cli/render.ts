@@ -10,6 +10,12 @@ interface PendingTool {
   readonly started: number
 }
 
+/** What failed, as people know it: the HTTP status when the provider answered with one (`429`), else the code. */
+export function retryCause(data: Record<string, unknown>): string {
+  const status = /\bHTTP (\d{3})\b/.exec(String(data.message))?.[1]
+  return status ?? String(data.code)
+}
+
 /** What the model is doing while no token has arrived yet: the first request, or a wait before a retry. */
 interface Waiting {
   readonly label: string
@@ -102,7 +108,7 @@ export class TranscriptRenderer {
       case 'llm/retry': {
         const next = `attempt ${(d.attempt as number) + 1}${this.#maxAttempts !== undefined ? `/${this.#maxAttempts}` : ''}`
         this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clip(String(d.message), 100)} — retrying in ${formatDuration(d.delayMs as number)} (${next})`))
-        this.#waiting = { label: `↻ ${String(d.code)}, retrying in ${formatDuration(d.delayMs as number)} (${next})`, since: Date.now() }
+        this.#waiting = { label: `↻ ${retryCause(d)}, retrying in ${formatDuration(d.delayMs as number)} (${next})`, since: Date.now() }
         this.#spin()
         break
       }

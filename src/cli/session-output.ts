@@ -1,6 +1,6 @@
 import type { Harness } from '../agent/harness.js'
 import type { SessionEvent } from '../session/events.js'
-import { TranscriptRenderer } from './render.js'
+import { retryCause, TranscriptRenderer } from './render.js'
 import type { Style } from './style.js'
 import { formatDuration } from '../views/turn-outcome.js'
 
@@ -46,8 +46,8 @@ export function attachSessionOutput(harness: Harness, currentId: () => string | 
     else if (options.mode === 'json') out.write(`${JSON.stringify(event)}\n`)
     else printMode(event)
     if (statusLines && event.type === 'llm/retry') {
-      const d = event.data as { code: string; delayMs: number; attempt: number }
-      status(`↻ ${d.code}, retrying in ${formatDuration(d.delayMs)} (attempt ${d.attempt + 1}${options.maxAttempts !== undefined ? `/${options.maxAttempts}` : ''})`)
+      const d = event.data as { code: string; message: string; delayMs: number; attempt: number }
+      status(`↻ ${retryCause(d)}, retrying in ${formatDuration(d.delayMs)} (attempt ${d.attempt + 1}${options.maxAttempts !== undefined ? `/${options.maxAttempts}` : ''})`)
     }
   }
   // --print: the text of the turn's last model message, written once the turn has ended.

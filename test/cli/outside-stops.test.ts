@@ -40,7 +40,7 @@ it('ISSUE-11 defect 5: `run … | head -1` ends the turn as a cancel: exit 141, 
   const verify = await runCli(['verify', id], { env: cliEnv(home) })
   expect(verify.stdout).toContain('ok')
   expect(verify.code).toBe(0)
-}, 30_000)
+}, 60_000)
 
 it('ISSUE-11 defect 6: SIGTERM closes the turn, flushes, releases the lock and exits 143', async () => {
   const home = tempHome()
@@ -57,4 +57,4 @@ it('ISSUE-11 defect 6: SIGTERM closes the turn, flushes, releases the lock and e
   expect(existsSync(join(home, 'sessions', `${id}.lock`))).toBe(false)
   const verify = await runCli(['verify', id], { env: cliEnv(home) })
   expect(verify.code).toBe(0)
-}, 30_000)
+}, 60_000)

@@ -55,7 +55,7 @@ describe('run on a terminal (a real pty) against a DeepSeek-format loopback serv
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a.txt\n')
     const decision = (await sessionEvents(home)).find((e) => e.type === 'permission/decision')
     expect(decision?.data).toMatchObject({ tool: 'write_file', decision: 'allow', by: 'user', answer: 'yes' })
-  }, 30_000)
+  }, 60_000)
 
   it('answering a allows the tool for the rest of the session; answering n denies it and the model reads the denial', async () => {
     const { home, root } = workspace()
@@ -91,16 +91,20 @@ describe('run on a terminal (a real pty) against a DeepSeek-format loopback serv
     expect(existsSync(join(root, 'three.txt'))).toBe(false)
     const second = server.requests[1]?.json as { messages: { role: string; content: string }[] }
     expect(JSON.stringify(second.messages[second.messages.length - 1])).toContain('the user declined write_file')
-  }, 40_000)
+  }, 90_000)
 })
 
 describe('chat on a terminal (a real pty)', () => {
-  it('streams reasoning, a tool call and text; answers y; keeps the answer out of the chat history', async () => {
+  it('streams reasoning, a tool call and text; answers y, a and n; keeps the answers out of the chat history', async () => {
     const { home, root } = workspace()
     server = await startDeepseek([
       { reasoning: ['The user wants a file.'], text: ['Writing it.'], toolCall: writeCall('chat.txt') },
       { text: ['Written.'] },
-      { text: ['Bye.'] },
+      { toolCall: writeCall('b1.txt') },
+      { toolCall: writeCall('b2.txt') },
+      { text: ['Both written.'] },
+      { toolCall: { name: 'bash', arguments: JSON.stringify({ command: 'rm -rf /tmp/nothing' }) } },
+      { text: ['Not run, as you wish.'] },
     ])
     const pty = startPty(['chat', '--provider', 'deepseek', '--base-url', server.baseURL, '--root', root], {
       env: cliEnv(home, { DEEPSEEK_API_KEY: 'sk-test-terminal' }),
@@ -110,19 +114,46 @@ describe('chat on a terminal (a real pty)', () => {
     await pty.waitFor('Allow write_file chat.txt?')
     pty.type('y\r')
     await pty.waitFor('Written.')
-    await pty.waitFor(/── completed[^\n]*\n[\s\S]*› /)
-    pty.type('thanks\r')
-    await pty.waitFor('Bye.')
+    await pty.waitFor(/── completed[^\n]*\n[\s\S]*› $/)
+    pty.type('now b1 and b2\r')
+    await pty.waitFor('Allow write_file b1.txt?')
+    pty.type('a\r')
+    await pty.waitFor('Both written.')
+    await pty.waitFor(/Both written\.[\s\S]*── completed[^\n]*\n[\s\S]*› $/)
+    pty.type('clean up\r')
+    await pty.waitFor('Allow bash rm -rf /tmp/nothing?')
+    pty.type('n\r')
+    await pty.waitFor('Not run, as you wish.')
+    await pty.waitFor(/Not run, as you wish\.[\s\S]*── completed[^\n]*\n[\s\S]*› $/)
     pty.type('/exit\r')
     expect(await pty.exited()).toBe(0)
-    expect(readFileSync(join(root, 'chat.txt'), 'utf8')).toBe('chat.txt\n')
+    const screen = pty.screen()
+    expect(screen).not.toContain('Allow write_file b2.txt?')
+    expect(screen).toContain('→ allowed (write_file from now on)')
+    expect(screen).toContain('→ denied')
+    expect(screen).toMatch(/⊘ bash rm -rf \/tmp\/nothing \(\d+ ms\) → the user declined bash/)
+    expect(screen.indexOf('The user wants a file.')).toBeLessThan(screen.indexOf('Writing it.'))
+    for (const name of ['chat.txt', 'b1.txt', 'b2.txt']) expect(readFileSync(join(root, name), 'utf8')).toBe(`${name}\n`)
     const history = readFileSync(join(home, 'chat_history'), 'utf8').split('\n').filter((l) => l !== '')
-    expect(history).toContain('please write chat.txt')
-    expect(history).not.toContain('y')
+    expect(history).toEqual(['/exit', 'clean up', 'now b1 and b2', 'please write chat.txt'])
     const events = await sessionEvents(home)
-    expect(events.filter((e) => e.type === 'turn/end')).toHaveLength(2)
-    expect(events.find((e) => e.type === 'permission/decision')?.data).toMatchObject({ by: 'user', answer: 'yes' })
+    expect(events.filter((e) => e.type === 'turn/end')).toHaveLength(3)
+    expect(events.filter((e) => e.type === 'permission/decision').map((e) => e.data)).toMatchObject([
+      { tool: 'write_file', by: 'user', answer: 'yes' },
+      { tool: 'write_file', by: 'user', answer: 'always' },
+      { tool: 'write_file', by: 'remembered' },
+      { tool: 'bash', decision: 'deny', by: 'user', answer: 'no' },
+    ])
     const verify = await runCli(['verify', (sessionFiles(home)[0] as string).slice(0, 8)], { env: cliEnv(home) })
     expect(verify.code).toBe(0)
-  }, 40_000)
+  }, 60_000)
+
+  it('`ledgerloop` with no argument on a terminal starts chat', async () => {
+    const { home } = workspace()
+    const pty = startPty([], { env: cliEnv(home, { DEEPSEEK_API_KEY: 'sk-test-terminal' }) })
+    await pty.waitFor('ledgerloop chat · deepseek')
+    await pty.waitFor('› ')
+    pty.type('/exit\r')
+    expect(await pty.exited()).toBe(0)
+  }, 60_000)
 })

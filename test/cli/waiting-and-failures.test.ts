@@ -24,7 +24,7 @@ function home(): { home: string; root: string } {
 }
 
 describe('ISSUE-11 defect 2: waiting shows', () => {
-  it('a terminal shows a spinner with the model and the seconds waited, kept through a retry (↻ 429 … attempt 2/4)', async () => {
+  it('a terminal shows a spinner with the model and the seconds waited, kept through a retry (↻ 429, retrying in 1.0 s (attempt 2/4))', async () => {
     const { home: h, root } = home()
     server = await startDeepseek([
       { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' }, chunks: ['{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}'] },
@@ -35,9 +35,9 @@ describe('ISSUE-11 defect 2: waiting shows', () => {
     expect(await pty.exited()).toBe(0)
     const raw = pty.raw()
     expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] deepseek-flash\S* \S*· \d+ s/)
-    expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ↻ RATE_LIMIT, retrying in 1\.0 s \(attempt 2\/4\)/)
+    expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ↻ 429, retrying in 1\.0 s \(attempt 2\/4\)/)
     expect(pty.screen()).toContain('at last')
-  }, 30_000)
+  }, 60_000)
 
   it('off a terminal, --verbose writes one status line per request and retry on stderr; without it stderr stays quiet', async () => {
     const { home: h, root } = home()
@@ -49,13 +49,13 @@ describe('ISSUE-11 defect 2: waiting shows', () => {
     const verbose = await runCli(['run', '--provider', 'deepseek', '--base-url', server.baseURL, '--root', root, '--verbose', 'hello'], { env: cliEnv(h, KEY) })
     expect(verbose.code).toBe(0)
     expect(verbose.stderr).toContain('ledgerloop: waiting for deepseek · deepseek-flash')
-    expect(verbose.stderr).toMatch(/ledgerloop: ↻ SERVER, retrying in [\d.]+ m?s \(attempt 2\/4\)/)
+    expect(verbose.stderr).toMatch(/ledgerloop: ↻ 503, retrying in [\d.]+ m?s \(attempt 2\/4\)/)
     await server.close()
     server = await startDeepseek(replies)
     const quiet = await runCli(['run', '--provider', 'deepseek', '--base-url', server.baseURL, '--root', root, 'hello'], { env: cliEnv(h, KEY) })
     expect(quiet.code).toBe(0)
     expect(quiet.stderr).toBe('')
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
@@ -69,7 +69,7 @@ describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
     const text = await runCli(['config'], { env: cliEnv(h, { LEDGERLOOP_IDLE_TIMEOUT: '30', LEDGERLOOP_RETRIES: '1' }) })
     expect(text.stdout).toMatch(/idleTimeoutMs\s+30000\s+\(env\)/)
     expect(text.stdout).toContain('a stalled server is given up after at most 1 m 10 s per request')
-  })
+  }, 60_000)
 
   it('SSE comments (: keep-alive) are activity: a stream that only sends them for longer than the idle timeout still succeeds', async () => {
     const { home: h, root } = home()
@@ -78,7 +78,7 @@ describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
     expect(run.stdout).toContain('still here')
     expect(run.code).toBe(0)
     expect(server.requests).toHaveLength(1)
-  }, 30_000)
+  }, 60_000)
 
   it('a silent server fails after --idle-timeout and the --retries budget, with a hint', async () => {
     const { home: h, root } = home()
@@ -90,9 +90,10 @@ describe('ISSUE-11 defect 3: idle timeout and retry budget', () => {
     expect(server.requests).toHaveLength(2)
     expect(run.stderr).toContain('ledgerloop: turn ended error TIMEOUT')
     expect(run.stderr).toContain('hint: the server went silent; raise --idle-timeout SECONDS')
+    expect(run.stderr).toMatch(/gave up after 2 attempts \(\d+ ms of retry waits; --retries and --idle-timeout set the budget\)/)
     // Defect 12: the final error goes to stderr, the footer stays on stdout.
     expect(run.stdout).toMatch(/── error TIMEOUT/)
-  }, 30_000)
+  }, 60_000)
 })
 
 describe('ISSUE-11 defect 7: bad base URLs', () => {
@@ -105,7 +106,7 @@ describe('ISSUE-11 defect 7: bad base URLs', () => {
     expect(env.code).toBe(2)
     expect(env.stderr).toContain('LEDGERLOOP_BASE_URL')
     expect(sessionFiles(h)).toEqual([])
-  })
+  }, 60_000)
 
   it('a plain JSON answer to a streaming request is reported as such, not retried, and the hint names /v1', async () => {
     const { home: h, root } = home()
@@ -116,7 +117,7 @@ describe('ISSUE-11 defect 7: bad base URLs', () => {
     expect(run.stderr).toContain('NOT_STREAMING')
     expect(run.stderr).toContain('with application/json instead of an event stream')
     expect(run.stderr).toContain(`hint: --base-url probably lacks /v1 (try ${server.baseURL}/v1)`)
-  }, 30_000)
+  }, 60_000)
 
   it('a 404 with an HTML page is reported by its title, not retried, and the hint names /v1', async () => {
     const { home: h, root } = home()
@@ -128,5 +129,5 @@ describe('ISSUE-11 defect 7: bad base URLs', () => {
     expect(run.stderr).toContain('HTML page: 404 Not Found')
     expect(run.stderr).not.toContain('<html>')
     expect(run.stderr).toContain('hint: --base-url probably lacks /v1')
-  }, 30_000)
+  }, 60_000)
 })

@@ -90,7 +90,7 @@ export function addAgentOptions(command: Command): Command {
       .option('--max-output-tokens <n>', 'output token cap of each request', positiveInteger)
       .option('--idle-timeout <seconds>', 'give up on a silent model stream after this long (default 90)', positiveNumber)
       .option('--retries <n>', 'retries of a failed model request (default 3)', nonNegativeInteger)
-      .option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect, [] as string[])
+      .option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect)
       .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
       .option('--print', 'write only the final answer to stdout (no transcript)')
       .option('--verbose', 'off a terminal: a status line on stderr per request and retry')
@@ -101,8 +101,8 @@ export function addAgentOptions(command: Command): Command {
   )
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value]
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value]
 }
 
 /** commander argument parser for positive numbers (seconds). */

@@ -161,6 +161,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
       }
       if (!terminal) notice(style.bold(`› ${text.replace(/\n/g, '\n  ')}`))
       running = true
+      const turnFrom = agent.session.length
       // Input may have ended (a pipe): a hanging step holds no handle that would keep the process alive.
       const keepAlive = setInterval(() => {}, 60_000)
       try {
@@ -173,7 +174,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
       }
       if (exitCode === EXIT.interrupted || stops.stopped !== undefined) break
       const reason = lastTurnReason(agent.session.events)
-      if (reason !== undefined) reportTurnEnd(reason, prepared)
+      if (reason !== undefined) reportTurnEnd(reason, prepared, agent.session.events.slice(turnFrom))
     }
   } finally {
     process.off('SIGINT', onInterrupt)

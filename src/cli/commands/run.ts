@@ -12,7 +12,7 @@ import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
-import { describeReason, exitCodeFor, failureHint } from '../../views/turn-outcome.js'
+import { describeReason, exitCodeFor, failureHint, formatDuration } from '../../views/turn-outcome.js'
 import { addAgentOptions, CLI_ROUTE_EVENT, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
 
 /** Reads the whole of stdin (a piped prompt: `echo "…" | ledgerloop run`, `ledgerloop run -`). */
@@ -153,7 +153,7 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prep
     output.notice('no turn ran')
     return exitCodeAfter(stops, EXIT.failed)
   }
-  if (stops.stopped === undefined) reportTurnEnd(reason, prepared)
+  if (stops.stopped === undefined) reportTurnEnd(reason, prepared, agent.session.events.slice(firstNewSeq))
   return exitCodeAfter(stops, exitCodeFor(reason))
 }
 
@@ -161,10 +161,15 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prep
  * The final word on a turn that did not complete goes to stderr (the footer on stdout says it too), with what to
  * do about it where we can tell.
  */
-export function reportTurnEnd(reason: TurnEndReason, prepared: Pick<PreparedRun, 'baseURL' | 'config'>): void {
+export function reportTurnEnd(reason: TurnEndReason, prepared: Pick<PreparedRun, 'baseURL' | 'config'>, turnEvents: readonly SessionEvent[] = []): void {
   if (reason.kind === 'max-tokens') process.stderr.write('warning: the reply hit the output token limit and was cut off (raise --max-output-tokens or ask for less)\n')
   if (reason.kind === 'completed' || reason.kind === 'max-tokens' || (reason.kind === 'aborted' && reason.reason.kind === 'user')) return
   process.stderr.write(`ledgerloop: turn ended ${describeReason(reason)}\n`)
+  const retries = turnEvents.filter((e) => e.type === 'llm/retry')
+  if (reason.kind === 'error' && retries.length > 0) {
+    const waited = retries.reduce((sum, e) => sum + ((e.data as { delayMs?: number }).delayMs ?? 0), 0)
+    process.stderr.write(`  gave up after ${retries.length + 1} attempts (${formatDuration(waited)} of retry waits; --retries and --idle-timeout set the budget)\n`)
+  }
   const hint = failureHint(reason, prepared)
   if (hint !== undefined) process.stderr.write(`  hint: ${hint}\n`)
 }

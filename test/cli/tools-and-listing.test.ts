@@ -1,0 +1,42 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { beforeAll, expect, it } from 'vitest'
+import { cliEnv, ensureBuilt, runCli, tempHome } from './cli-process.js'
+
+beforeAll(() => ensureBuilt(), 120_000)
+
+it('tools lists the built-in tools with the permission rule that decides their calls, config rules first', async () => {
+  const home = tempHome()
+  const root = join(home, 'work')
+  mkdirSync(root)
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ permissions: { allow: ['bash: git status*'], deny: ['write_file'] } }))
+  const out = await runCli(['tools', '--json', '--root', root], { env: cliEnv(home) })
+  expect(out.code).toBe(0)
+  const rows = JSON.parse(out.stdout) as { name: string; permission: string; rule: string; subjectRules: string[] }[]
+  expect(rows.map((r) => r.name)).toEqual(['read_file', 'write_file', 'edit_file', 'list', 'grep', 'glob', 'bash'])
+  const by = Object.fromEntries(rows.map((r) => [r.name, r]))
+  expect(by.read_file).toMatchObject({ permission: 'allow', rule: 'default: read_file' })
+  expect(by.write_file).toMatchObject({ permission: 'deny', rule: 'config: write_file' })
+  expect(by.edit_file).toMatchObject({ permission: 'ask', rule: 'default: edit_file' })
+  expect(by.bash).toMatchObject({ permission: 'ask', rule: 'default: bash', subjectRules: ["allow 'bash: git status*' (config)"] })
+  const text = await runCli(['tools', '--root', root], { env: cliEnv(home) })
+  expect(text.stdout).toMatch(/write_file\s+deny\s+config: write_file/)
+  expect(text.stdout).toContain("also: allow 'bash: git status*' (config)")
+}, 60_000)
+
+it('sessions --limit, --all and --search', async () => {
+  const home = tempHome()
+  const script = join(home, 's.json')
+  writeFileSync(script, JSON.stringify([{ text: 'ok' }]))
+  for (const prompt of ['fix the parser', 'write docs', 'fix the lexer']) {
+    expect((await runCli(['run', '--script', script, '--root', home, prompt], { env: cliEnv(home) })).code).toBe(0)
+  }
+  const list = async (...args: string[]) => (JSON.parse((await runCli(['sessions', '--json', ...args], { env: cliEnv(home) })).stdout) as { title: string }[]).map((r) => r.title)
+  expect(await list()).toEqual(['fix the lexer', 'write docs', 'fix the parser'])
+  expect(await list('--limit', '2')).toEqual(['fix the lexer', 'write docs'])
+  expect(await list('--search', 'FIX')).toEqual(['fix the lexer', 'fix the parser'])
+  expect(await list('--search', 'fix', '--limit', '1')).toEqual(['fix the lexer'])
+  expect(await list('--all')).toHaveLength(3)
+  const bad = await runCli(['sessions', '--limit', '0'], { env: cliEnv(home) })
+  expect(bad.code).toBe(2)
+}, 90_000)
