@@ -37,6 +37,8 @@ for (;;) {
   retry(() => fs.renameSync(at('.tmp-d'), at('d')))
   fs.symlinkSync(outside, at('.tmp-e'))
   fs.renameSync(at('.tmp-e'), at('e'))
+  // Both states are held for a moment, so the tools meet each of them often.
+  Atomics.wait(pause, 0, 0, 0.05)
   fs.renameSync(at('d'), at('.old-d'))
   fs.unlinkSync(at('.old-d'))
   retry(() => fs.renameSync(at('.stash'), at('d')))
