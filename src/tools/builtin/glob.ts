@@ -4,6 +4,7 @@ import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { ToolOutput } from '../types.js'
 import { compileGlob, staticPrefix } from './glob-pattern.js'
 import type { ResolvedToolLimits } from './limits.js'
+import { openBeneath } from './open-beneath.js'
 import { walkFiles } from './walk.js'
 import type { Workspace } from './workspace-path.js'
 
@@ -37,9 +38,14 @@ export function globTool(workspace: Workspace, limits: ResolvedToolLimits): Defi
       if (glob.split('/').includes('..')) throw outside(pattern, '".." segments are not allowed')
       const matches = compileGlob(glob)
       const base = staticPrefix(glob)
-      // The walk starts at the fixed directory prefix, checked like any other path (it may be a symlink).
-      const start = await workspace.resolve(base === '' ? '.' : base)
-      const walk = await walkFiles(start.real, base === '' ? '.' : base, limits.maxFilesWalked, ctx.signal)
+      // The walk starts at the fixed directory prefix, opened like any other path (it may be a symlink).
+      const start = await openBeneath(workspace, base === '' ? '.' : base, 'read').catch((error: unknown) => {
+        // A prefix that does not exist simply has no files under it.
+        if (error instanceof HarnessError && error.code === 'FILE_NOT_FOUND') return undefined
+        throw error
+      })
+      await start?.handle.close()
+      const walk = start === undefined ? { files: [], capped: false } : await walkFiles(workspace, start.real, base === '' ? '.' : base, limits.maxFilesWalked, ctx.signal)
       const found = walk.files.filter(matches)
       const notes: string[] = []
       const more = walk.capped ? 'at least ' : ''

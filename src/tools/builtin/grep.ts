@@ -47,7 +47,6 @@ export function grepTool(workspace: Workspace, limits: ResolvedToolLimits): Defi
     async execute({ pattern, path: given = '.', glob }, ctx): Promise<ToolOutput> {
       const regex = compile(pattern)
       const accept = glob === undefined ? () => true : fileFilter(glob)
-      const target = await workspace.resolve(given)
       const start = await openBeneath(workspace, given, 'read')
       let isDirectory: boolean
       try {
@@ -57,7 +56,7 @@ export function grepTool(workspace: Workspace, limits: ResolvedToolLimits): Defi
       } finally {
         await start.handle.close()
       }
-      const walk = isDirectory ? await walkFiles(target.real, target.rel, limits.maxFilesWalked, ctx.signal) : { files: [start.rel], capped: false }
+      const walk = isDirectory ? await walkFiles(workspace, start.real, start.rel, limits.maxFilesWalked, ctx.signal) : { files: [start.rel], capped: false }
       const matcher = new RegexWorker(regex, limits.grepTimeoutMs, ctx.signal)
       const found: string[] = []
       let filesSearched = 0
@@ -88,7 +87,7 @@ export function grepTool(workspace: Workspace, limits: ResolvedToolLimits): Defi
       if (capped) notes.push(`stopped after ${GREP_MAX_MATCHES} matches; narrow the pattern, path or glob to see the rest`)
       if (skippedLarge > 0) notes.push(`${skippedLarge} file(s) larger than ${limits.maxFileBytes} bytes (limits.maxFileBytes) were not searched`)
       if (walk.capped) notes.push(`the search stopped after looking at ${limits.maxFilesWalked} files (limits.maxFilesWalked)`)
-      const body = found.length > 0 ? found.join('\n') : `No matches for ${JSON.stringify(pattern)} in ${target.rel} (${filesSearched} files searched)`
+      const body = found.length > 0 ? found.join('\n') : `No matches for ${JSON.stringify(pattern)} in ${start.rel} (${filesSearched} files searched)`
       return {
         content: notes.length > 0 ? `${body}\n\n[${notes.join('; ')}]` : body,
         meta: { matches: found.length, filesSearched, capped },

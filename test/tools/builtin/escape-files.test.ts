@@ -37,6 +37,8 @@ for (;;) {
   retry(() => fs.renameSync(at('.tmp-d'), at('d')))
   fs.symlinkSync(outside, at('.tmp-e'))
   fs.renameSync(at('.tmp-e'), at('e'))
+  // Both states are held for a moment, so the tools meet each of them often.
+  Atomics.wait(pause, 0, 0, 0.05)
   fs.renameSync(at('d'), at('.old-d'))
   fs.unlinkSync(at('.old-d'))
   retry(() => fs.renameSync(at('.stash'), at('d')))
@@ -58,7 +60,7 @@ afterEach(() => {
 })
 
 describe('file tools against a symlink swapped in a tight loop', () => {
-  it(`read_file, write_file, edit_file, list and grep never touch the outside while d and e are swapped ${SWAPS} times (${CALLS}+ calls)`, async () => {
+  it(`read_file, write_file, edit_file, list, glob and grep never touch the outside while d and e are swapped ${SWAPS} times (${CALLS}+ calls)`, async () => {
     const root = await tempDir()
     const outside = await tempDir('ll-outside-')
     await writeFile(path.join(outside, 'file.txt'), 'OUTSIDE-SECRET INSIDE\n')
@@ -94,6 +96,10 @@ describe('file tools against a symlink swapped in a tight loop', () => {
       note('edit', await call(tools.edit_file, { path: `${dir}/file.txt`, oldText: 'INSIDE', newText: 'INSIDE' }))
       note('list', await call(tools.list, { path: dir }))
       calls += 4
+      if (i % 10 === 0) {
+        note('glob', await call(tools.glob, { pattern: `${dir}/**` }))
+        calls++
+      }
       if (i % 100 === 0) {
         note('grep', await call(tools.grep, { pattern: 'SECRET|INSIDE', path: dir }))
         calls++
