@@ -5,7 +5,7 @@ import type { CompactionOutcome } from '../../plugins/compaction-replace.js'
 import { EXIT } from '../cli-error.js'
 import { createCliHarness } from '../cli-harness.js'
 import { openAgent } from './run.js'
-import { positiveInteger, prepareRun } from './agent-options.js'
+import { addStoreOption, positiveInteger, prepareRun } from './agent-options.js'
 
 /** Options of `ledgerloop compact`. */
 export interface CompactFlags {
@@ -20,10 +20,9 @@ export interface CompactFlags {
 
 /** Adds `compact ID` to the command tree; the action stores its exit code in `exit`. */
 export function registerCompactCommand(program: Command, exit: { code: number }): void {
-  program
-    .command('compact')
+  addStoreOption(program.command('compact'))
     .description('summarise the older part of a session now (logged like an automatic compaction)')
-    .argument('<id>', 'session id')
+    .argument('<id>', 'session id (a unique prefix is enough)')
     .option('--provider <name>', "route of the summary call (default: the session's)")
     .option('--model <name>', "model of the summary call (default: the session's)")
     .option('--base-url <url>', 'endpoint base URL')
