@@ -11,6 +11,7 @@ import { inspectCommand } from './commands/inspect.js'
 import { replayCommand } from './commands/replay.js'
 import { runCommand } from './commands/run.js'
 import { sessionsCommand } from './commands/sessions.js'
+import { addServeOptions, serveCommand, type ServeFlags } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
@@ -90,6 +91,11 @@ export function buildProgram(exit: { code: number }): Command {
     .option('--json', 'as JSON')
     .action(async (flags: { json?: boolean }) => {
       exit.code = await configCommand(flags)
+    })
+
+  addServeOptions(program.command('serve').description('the HTTP API and live web page over the session store (prints the page URL with its token)'))
+    .action(async (flags: ServeFlags) => {
+      exit.code = await serveCommand(flags)
     })
 
   return program
