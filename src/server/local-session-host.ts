@@ -55,6 +55,8 @@ interface Channel {
   readonly followers: Set<Follower>
   poller?: NodeJS.Timeout
   polling?: boolean
+  /** Events the last store read found. */
+  seen?: number
 }
 
 /**
@@ -189,7 +191,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     return () => {
       owner.followers.delete(follower)
       if (owner.followers.size === 0) {
-        if (owner.poller !== undefined) clearInterval(owner.poller)
+        if (owner.poller !== undefined) clearTimeout(owner.poller)
         this.#channels.delete(id)
       }
     }
@@ -198,7 +200,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    for (const channel of this.#channels.values()) if (channel.poller !== undefined) clearInterval(channel.poller)
+    for (const channel of this.#channels.values()) if (channel.poller !== undefined) clearTimeout(channel.poller)
     this.#channels.clear()
     for (const hosted of this.#hosted.values()) for (const w of hosted.waiting.values()) w.settle('no')
     await this.harness.close()
@@ -234,7 +236,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     const channel = this.#channels.get(agent.id)
     if (channel !== undefined) {
       // Followers were reading the store; from now on the agent's log is the source (it starts with the store's).
-      if (channel.poller !== undefined) clearInterval(channel.poller)
+      if (channel.poller !== undefined) clearTimeout(channel.poller)
       delete channel.poller
       this.#pump(channel, (seq) => agent.session.at(seq), agent.session.length)
     }
@@ -283,24 +285,38 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     }
   }
 
+  // A session run elsewhere is re-read from the store while someone follows it: soon after a change, then less
+  // and less often while it stays quiet (a full read of a long log is not free).
   #startPolling(id: string, channel: Channel): void {
-    const poll = async (): Promise<void> => {
-      if (channel.polling === true || this.#hosted.has(id)) return
+    const base = this.#options.pollMs ?? 500
+    const poll = async (delay: number): Promise<void> => {
+      delete channel.poller
+      if (channel.polling === true || this.#closed || channel.followers.size === 0 || this.#hosted.has(id)) return
       channel.polling = true
+      let next = Math.min(delay * 2, base * 8)
       try {
         const { events } = await this.#options.store.read(id)
-        if (!this.#hosted.has(id)) this.#pump(channel, (seq) => events[seq], events.length)
+        if (this.#hosted.has(id)) return
+        if (events.length !== channel.seen) next = base
+        channel.seen = events.length
+        this.#pump(channel, (seq) => events[seq], events.length)
       } catch (error) {
         for (const follower of channel.followers) follower.listener.error?.(error as Error)
       } finally {
         channel.polling = false
       }
+      if (channel.poller === undefined && channel.followers.size > 0 && !this.#hosted.has(id) && !this.#closed) {
+        channel.poller = setTimeout(() => void poll(next), next)
+        channel.poller.unref()
+      }
     }
-    if (channel.poller === undefined) {
-      channel.poller = setInterval(() => void poll(), this.#options.pollMs ?? 500)
+    // A new follower needs its backlog now, not at the end of a long quiet interval.
+    if (channel.poller !== undefined) clearTimeout(channel.poller)
+    delete channel.poller
+    if (channel.polling === true) {
+      channel.poller = setTimeout(() => void poll(base), 0)
       channel.poller.unref()
-    }
-    void poll()
+    } else void poll(base)
   }
 
   #checkOpen(): void {

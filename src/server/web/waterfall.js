@@ -11,6 +11,19 @@ function ticks(span) {
   return [0, 0.25, 0.5, 0.75, 1].map((f) => ({ at: f, label: duration(span * f) }))
 }
 
+// A bar's figures go after it when there is room, else before it, else over it.
+function textPlace(left, width) {
+  if (left + width <= 62) return 'after'
+  return left >= 32 ? 'before' : 'over'
+}
+
+function textStyle(left, width) {
+  const place = textPlace(left, width)
+  if (place === 'after') return `left:${left + width}%`
+  if (place === 'before') return `right:${100 - left}%`
+  return `left:${left}%`
+}
+
 export function Waterfall({ timeline, selected, onSelect, onOpen }) {
   const box = useRef(null)
   const [view, setView] = useState({ top: 0, height: 600 })
@@ -88,7 +101,7 @@ export function Waterfall({ timeline, selected, onSelect, onOpen }) {
                 </div>
                 <div class="row-track">
                   <div class=${`bar ${tone(row.status)}`} style=${`left:${left}%;width:${Math.min(width, 100 - left)}%`}></div>
-                  <span class=${`bar-text${left + width > 60 ? ' before' : ''}`} style=${left + width > 60 ? `right:${100 - left}%` : `left:${left + width}%`}>${duration(end - row.start)}${figures !== '' ? ` · ${figures}` : ''}</span>
+                  <span class=${`bar-text ${textPlace(left, width)}`} style=${textStyle(left, width)}>${duration(end - row.start)}${figures !== '' ? ` · ${figures}` : ''}</span>
                 </div>
               </div>
             `
