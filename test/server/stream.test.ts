@@ -64,6 +64,10 @@ describe('serve: live tail (Server-Sent Events)', () => {
       expect(seqs).toEqual(seqs.map((_, i) => i))
       expect(frames.filter((x) => x.event === 'assistant/chunk').length).toBeGreaterThanOrEqual(10)
       expect(((await (await f.api(`/api/sessions/${agent.id}`)).json()) as { status: string }).status).toBe('stored')
+      // Input to a session another process holds is refused, not interleaved.
+      const locked = await f.post(`/api/sessions/${agent.id}/followup`, { text: 'me too' })
+      expect(locked.status).toBe(409)
+      expect(((await locked.json()) as { error: { code: string } }).error.code).toBe('SESSION_LOCKED')
     } finally {
       await other.close()
     }
