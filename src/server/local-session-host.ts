@@ -33,6 +33,11 @@ export interface LocalSessionHostOptions extends Omit<HarnessOptions, 'store'> {
   readonly permissions?: PermissionRules | false
   /** How often a session run by another process is re-read while someone follows it (ms, default 500). */
   readonly pollMs?: number
+  /**
+   * Release a session that has been idle this long (ms, default 10 minutes): its agent is disposed and its
+   * store lock freed, so other processes (the CLI) can open it; the next input resumes it here. 0 = never.
+   */
+  readonly releaseIdleMs?: number
 }
 
 interface Waiting {
@@ -43,6 +48,7 @@ interface Waiting {
 interface Hosted {
   readonly agent: Agent
   readonly waiting: Map<string, Waiting>
+  idleTimer?: NodeJS.Timeout
 }
 
 interface Follower {
@@ -73,6 +79,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   readonly #channels = new Map<string, Channel>()
   readonly #asking = new AsyncLocalStorage<{ agent: Agent; call: ToolCall }>()
   readonly #systems = new Map<string, string>()
+  readonly #releasing = new Map<string, Promise<void>>()
   #closed = false
 
   constructor(options: LocalSessionHostOptions) {
@@ -81,11 +88,15 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (options.permissions !== false) {
       plugins.push(permissionPlugin({ ...(options.permissions !== undefined ? { rules: options.permissions } : {}), ask: (q) => this.#ask(q) }))
     }
-    const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, ...harnessOptions } = options
+    const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, releaseIdleMs: _releaseIdleMs, ...harnessOptions } = options
     this.harness = createHarness({ ...harnessOptions, plugins })
     // Outermost on the approval seam: remembers which call is being asked about, because the permission
     // plugin's question names the tool but not the call or the session.
     this.harness.hooks.on('tools/approve', (payload, next) => this.#asking.run({ agent: payload.agent, call: payload.call }, () => next()), { prepend: true })
+    this.harness.hooks.on('agent/status', ({ agent, status }) => {
+      const hosted = this.#hosted.get(agent.id)
+      if (hosted !== undefined) this.#armRelease(hosted, status)
+    })
     this.harness.hooks.on('session/event', ({ session }) => {
       const channel = this.#channels.get(session.id)
       const hosted = this.#hosted.get(session.id)
@@ -202,7 +213,11 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     this.#closed = true
     for (const channel of this.#channels.values()) if (channel.poller !== undefined) clearTimeout(channel.poller)
     this.#channels.clear()
-    for (const hosted of this.#hosted.values()) for (const w of hosted.waiting.values()) w.settle('no')
+    for (const hosted of this.#hosted.values()) {
+      if (hosted.idleTimer !== undefined) clearTimeout(hosted.idleTimer)
+      for (const w of hosted.waiting.values()) w.settle('no')
+    }
+    await Promise.all(this.#releasing.values())
     await this.harness.close()
   }
 
@@ -213,7 +228,9 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (hosted !== undefined) return hosted
     let opening = this.#opening.get(id)
     if (opening === undefined) {
-      opening = this.#resume(id).finally(() => this.#opening.delete(id))
+      // A session being released is resumed once its lock is free.
+      const released = this.#releasing.get(id) ?? Promise.resolve()
+      opening = released.then(() => this.#resume(id)).finally(() => this.#opening.delete(id))
       this.#opening.set(id, opening)
     }
     return opening
@@ -233,6 +250,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   #adopt(agent: Agent): Hosted {
     const hosted: Hosted = { agent, waiting: new Map() }
     this.#hosted.set(agent.id, hosted)
+    this.#armRelease(hosted, agent.status)
     const channel = this.#channels.get(agent.id)
     if (channel !== undefined) {
       // Followers were reading the store; from now on the agent's log is the source (it starts with the store's).
@@ -241,6 +259,34 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
       this.#pump(channel, (seq) => agent.session.at(seq), agent.session.length)
     }
     return hosted
+  }
+
+  #armRelease(hosted: Hosted, status: 'idle' | 'running'): void {
+    if (hosted.idleTimer !== undefined) clearTimeout(hosted.idleTimer)
+    delete hosted.idleTimer
+    const after = this.#options.releaseIdleMs ?? 600_000
+    if (status !== 'idle' || after <= 0 || this.#closed) return
+    hosted.idleTimer = setTimeout(() => this.#release(hosted), after)
+    hosted.idleTimer.unref()
+  }
+
+  #release(hosted: Hosted): void {
+    const { agent } = hosted
+    if (this.#closed || this.#hosted.get(agent.id) !== hosted || agent.status !== 'idle' || agent.inbox.hasPending || hosted.waiting.size > 0) return
+    this.#hosted.delete(agent.id)
+    const done = agent
+      .dispose()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#releasing.delete(agent.id)
+        // Anyone still following now reads the session from the store.
+        const channel = this.#channels.get(agent.id)
+        if (channel !== undefined && !this.#hosted.has(agent.id)) {
+          channel.seen = agent.session.length
+          this.#startPolling(agent.id, channel)
+        }
+      })
+    this.#releasing.set(agent.id, done)
   }
 
   #ask(question: PermissionQuestion): Promise<PermissionAnswer> {
