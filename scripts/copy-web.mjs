@@ -1,6 +1,6 @@
 // Copies the web page of `serve` into dist/ with the browser libraries it imports, so the built package
 // serves the page with no network and without those packages installed.
-import { cpSync, mkdirSync, readFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -10,4 +10,11 @@ const to = join(root, 'dist/server/web')
 cpSync(from, to, { recursive: true })
 mkdirSync(join(to, 'vendor'), { recursive: true })
 const vendor = JSON.parse(readFileSync(join(from, 'vendor.json'), 'utf8'))
-for (const [name, specifier] of Object.entries(vendor)) cpSync(fileURLToPath(import.meta.resolve(specifier)), join(to, 'vendor', name))
+for (const [name, specifier] of Object.entries(vendor)) {
+  const file = fileURLToPath(import.meta.resolve(specifier))
+  cpSync(file, join(to, 'vendor', name))
+  // Each library's licence travels with its copy.
+  const pkg = specifier.split('/')[0]
+  const licence = join(root, 'node_modules', pkg, 'LICENSE')
+  if (existsSync(licence)) cpSync(licence, join(to, 'vendor', `${pkg}.LICENSE`))
+}

@@ -41,7 +41,19 @@ export async function streamSessionEvents(feed: SessionEventFeed, id: string, af
   const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024
   let ready = false
   let closed = false
+  let ending = false
+  let unsubscribe: (() => void) | undefined
+  let heartbeat: NodeJS.Timeout | undefined
   const early: string[] = []
+  const stop = (): void => {
+    closed = true
+    if (heartbeat !== undefined) clearInterval(heartbeat)
+    unsubscribe?.()
+  }
+  // Registered first: a client may leave while the session is still being looked up.
+  res.on('close', stop)
+  // A write racing a closing socket must not take the server down.
+  res.on('error', stop)
   const write = (frame: string): void => {
     if (closed) return
     if (!ready) {
@@ -51,20 +63,21 @@ export async function streamSessionEvents(feed: SessionEventFeed, id: string, af
     res.write(frame)
     if (res.writableLength > maxBuffered) {
       // The client reads slower than the session writes: cut it loose rather than buffer without bound.
-      closed = true
+      stop()
       res.destroy()
     }
   }
-  const unsubscribe = await feed.follow(id, afterSeq, {
+  unsubscribe = await feed.follow(id, afterSeq, {
     event: (event) => write(eventFrame(event)),
     approvals: (pending) => write(approvalsFrame(pending)),
     error: (error) => {
       write(`event: error\ndata: ${JSON.stringify({ message: error.message })}\n\n`)
-      res.end()
+      ending = true
+      if (ready && !closed) res.end()
     },
   })
-  if (res.destroyed) {
-    unsubscribe()
+  if (closed || res.destroyed) {
+    stop()
     return
   }
   options.onReady?.()
@@ -78,11 +91,10 @@ export async function streamSessionEvents(feed: SessionEventFeed, id: string, af
   res.write('retry: 1000\n\n')
   ready = true
   for (const frame of early.splice(0)) write(frame)
-  const heartbeat = setInterval(() => write(': keep-alive\n\n'), options.heartbeatMs ?? 15_000)
+  if (ending) {
+    res.end()
+    return
+  }
+  heartbeat = setInterval(() => write(': keep-alive\n\n'), options.heartbeatMs ?? 15_000)
   heartbeat.unref()
-  res.on('close', () => {
-    closed = true
-    clearInterval(heartbeat)
-    unsubscribe()
-  })
 }

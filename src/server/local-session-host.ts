@@ -33,6 +33,11 @@ export interface LocalSessionHostOptions extends Omit<HarnessOptions, 'store'> {
   readonly permissions?: PermissionRules | false
   /** How often a session run by another process is re-read while someone follows it (ms, default 500). */
   readonly pollMs?: number
+  /**
+   * Release a session that has been idle this long (ms, default 10 minutes): its agent is disposed and its
+   * store lock freed, so other processes (the CLI) can open it; the next input resumes it here. 0 = never.
+   */
+  readonly releaseIdleMs?: number
 }
 
 interface Waiting {
@@ -43,6 +48,7 @@ interface Waiting {
 interface Hosted {
   readonly agent: Agent
   readonly waiting: Map<string, Waiting>
+  idleTimer?: NodeJS.Timeout
 }
 
 interface Follower {
@@ -55,6 +61,8 @@ interface Channel {
   readonly followers: Set<Follower>
   poller?: NodeJS.Timeout
   polling?: boolean
+  /** Events the last store read found. */
+  seen?: number
 }
 
 /**
@@ -71,6 +79,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   readonly #channels = new Map<string, Channel>()
   readonly #asking = new AsyncLocalStorage<{ agent: Agent; call: ToolCall }>()
   readonly #systems = new Map<string, string>()
+  readonly #releasing = new Map<string, Promise<void>>()
   #closed = false
 
   constructor(options: LocalSessionHostOptions) {
@@ -79,11 +88,15 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (options.permissions !== false) {
       plugins.push(permissionPlugin({ ...(options.permissions !== undefined ? { rules: options.permissions } : {}), ask: (q) => this.#ask(q) }))
     }
-    const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, ...harnessOptions } = options
+    const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, releaseIdleMs: _releaseIdleMs, ...harnessOptions } = options
     this.harness = createHarness({ ...harnessOptions, plugins })
     // Outermost on the approval seam: remembers which call is being asked about, because the permission
     // plugin's question names the tool but not the call or the session.
     this.harness.hooks.on('tools/approve', (payload, next) => this.#asking.run({ agent: payload.agent, call: payload.call }, () => next()), { prepend: true })
+    this.harness.hooks.on('agent/status', ({ agent, status }) => {
+      const hosted = this.#hosted.get(agent.id)
+      if (hosted !== undefined) this.#armRelease(hosted, status)
+    })
     this.harness.hooks.on('session/event', ({ session }) => {
       const channel = this.#channels.get(session.id)
       const hosted = this.#hosted.get(session.id)
@@ -189,7 +202,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     return () => {
       owner.followers.delete(follower)
       if (owner.followers.size === 0) {
-        if (owner.poller !== undefined) clearInterval(owner.poller)
+        if (owner.poller !== undefined) clearTimeout(owner.poller)
         this.#channels.delete(id)
       }
     }
@@ -198,9 +211,13 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    for (const channel of this.#channels.values()) if (channel.poller !== undefined) clearInterval(channel.poller)
+    for (const channel of this.#channels.values()) if (channel.poller !== undefined) clearTimeout(channel.poller)
     this.#channels.clear()
-    for (const hosted of this.#hosted.values()) for (const w of hosted.waiting.values()) w.settle('no')
+    for (const hosted of this.#hosted.values()) {
+      if (hosted.idleTimer !== undefined) clearTimeout(hosted.idleTimer)
+      for (const w of hosted.waiting.values()) w.settle('no')
+    }
+    await Promise.all(this.#releasing.values())
     await this.harness.close()
   }
 
@@ -211,7 +228,9 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (hosted !== undefined) return hosted
     let opening = this.#opening.get(id)
     if (opening === undefined) {
-      opening = this.#resume(id).finally(() => this.#opening.delete(id))
+      // A session being released is resumed once its lock is free.
+      const released = this.#releasing.get(id) ?? Promise.resolve()
+      opening = released.then(() => this.#resume(id)).finally(() => this.#opening.delete(id))
       this.#opening.set(id, opening)
     }
     return opening
@@ -231,14 +250,43 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   #adopt(agent: Agent): Hosted {
     const hosted: Hosted = { agent, waiting: new Map() }
     this.#hosted.set(agent.id, hosted)
+    this.#armRelease(hosted, agent.status)
     const channel = this.#channels.get(agent.id)
     if (channel !== undefined) {
       // Followers were reading the store; from now on the agent's log is the source (it starts with the store's).
-      if (channel.poller !== undefined) clearInterval(channel.poller)
+      if (channel.poller !== undefined) clearTimeout(channel.poller)
       delete channel.poller
       this.#pump(channel, (seq) => agent.session.at(seq), agent.session.length)
     }
     return hosted
+  }
+
+  #armRelease(hosted: Hosted, status: 'idle' | 'running'): void {
+    if (hosted.idleTimer !== undefined) clearTimeout(hosted.idleTimer)
+    delete hosted.idleTimer
+    const after = this.#options.releaseIdleMs ?? 600_000
+    if (status !== 'idle' || after <= 0 || this.#closed) return
+    hosted.idleTimer = setTimeout(() => this.#release(hosted), after)
+    hosted.idleTimer.unref()
+  }
+
+  #release(hosted: Hosted): void {
+    const { agent } = hosted
+    if (this.#closed || this.#hosted.get(agent.id) !== hosted || agent.status !== 'idle' || agent.inbox.hasPending || hosted.waiting.size > 0) return
+    this.#hosted.delete(agent.id)
+    const done = agent
+      .dispose()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#releasing.delete(agent.id)
+        // Anyone still following now reads the session from the store.
+        const channel = this.#channels.get(agent.id)
+        if (channel !== undefined && !this.#hosted.has(agent.id)) {
+          channel.seen = agent.session.length
+          this.#startPolling(agent.id, channel)
+        }
+      })
+    this.#releasing.set(agent.id, done)
   }
 
   #ask(question: PermissionQuestion): Promise<PermissionAnswer> {
@@ -283,24 +331,38 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     }
   }
 
+  // A session run elsewhere is re-read from the store while someone follows it: soon after a change, then less
+  // and less often while it stays quiet (a full read of a long log is not free).
   #startPolling(id: string, channel: Channel): void {
-    const poll = async (): Promise<void> => {
-      if (channel.polling === true || this.#hosted.has(id)) return
+    const base = this.#options.pollMs ?? 500
+    const poll = async (delay: number): Promise<void> => {
+      delete channel.poller
+      if (channel.polling === true || this.#closed || channel.followers.size === 0 || this.#hosted.has(id)) return
       channel.polling = true
+      let next = Math.min(delay * 2, base * 8)
       try {
         const { events } = await this.#options.store.read(id)
-        if (!this.#hosted.has(id)) this.#pump(channel, (seq) => events[seq], events.length)
+        if (this.#hosted.has(id)) return
+        if (events.length !== channel.seen) next = base
+        channel.seen = events.length
+        this.#pump(channel, (seq) => events[seq], events.length)
       } catch (error) {
         for (const follower of channel.followers) follower.listener.error?.(error as Error)
       } finally {
         channel.polling = false
       }
+      if (channel.poller === undefined && channel.followers.size > 0 && !this.#hosted.has(id) && !this.#closed) {
+        channel.poller = setTimeout(() => void poll(next), next)
+        channel.poller.unref()
+      }
     }
-    if (channel.poller === undefined) {
-      channel.poller = setInterval(() => void poll(), this.#options.pollMs ?? 500)
+    // A new follower needs its backlog now, not at the end of a long quiet interval.
+    if (channel.poller !== undefined) clearTimeout(channel.poller)
+    delete channel.poller
+    if (channel.polling === true) {
+      channel.poller = setTimeout(() => void poll(base), 0)
       channel.poller.unref()
-    }
-    void poll()
+    } else void poll(base)
   }
 
   #checkOpen(): void {

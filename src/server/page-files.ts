@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { extname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { HarnessError } from '../errors/harness-error.js'
 
 /** One file of the web page, held in memory. */
 export interface PageFile {
@@ -34,7 +35,9 @@ export function pageDirectory(): string {
 
 /** The browser libraries the page imports, as `vendor/<file>` ← npm specifier (copied into the build). */
 export function vendorFiles(dir: string = pageDirectory()): Record<string, string> {
-  return JSON.parse(readFileSync(join(dir, 'vendor.json'), 'utf8')) as Record<string, string>
+  const list = join(dir, 'vendor.json')
+  if (!existsSync(list)) throw new HarnessError(`the web page's files are missing from ${dir} (a build without its copy step: run npm run build)`, 'INVALID_CONFIG')
+  return JSON.parse(readFileSync(list, 'utf8')) as Record<string, string>
 }
 
 /**

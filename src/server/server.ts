@@ -56,6 +56,15 @@ export interface LedgerServer {
   close(): Promise<void>
 }
 
+function decodedPath(url: string): string {
+  const path = url.split('?')[0] ?? ''
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
+}
+
 function packageVersion(): string {
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -106,7 +115,10 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
   app.addHook('onRequest', async (request, reply) => {
     const refusal = guard.checkOrigin(request.headers)
     if (refusal !== undefined) return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } })
-    if (!request.url.startsWith('/api/') && request.url !== '/api') return undefined
+    // Decide by the route that matched (the router decodes the path: `/%61pi/…` is an API route too); only
+    // the page's own route is open, and only for paths that do not name the API in any spelling.
+    const pageRoute = request.routeOptions.url === '/*' && !/^\/+api(\/|$)/i.test(decodedPath(request.url))
+    if (pageRoute) return undefined
     const query = request.query as Record<string, unknown> | undefined
     const queryToken = typeof query?.token === 'string' ? query.token : undefined
     const denied = guard.checkToken(request.headers, queryToken)

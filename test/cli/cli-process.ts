@@ -46,6 +46,9 @@ export function ensureBuilt(): void {
     if (!stale()) return
     const built = spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO, encoding: 'utf8' })
     if (built.status !== 0) throw new Error(`build failed:\n${built.stdout}${built.stderr}`)
+    // The `serve` page's static files and browser libraries (what `npm run build` copies after tsc).
+    const copied = spawnSync(process.execPath, [join(REPO, 'scripts/copy-web.mjs')], { cwd: REPO, encoding: 'utf8' })
+    if (copied.status !== 0) throw new Error(`copying the web page failed:\n${copied.stdout}${copied.stderr}`)
   } finally {
     rmdirSync(lock)
   }

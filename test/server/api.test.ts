@@ -61,6 +61,9 @@ describe('serve API: security', () => {
     const post = await fetch(`${f.base}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}x` }, body: '{}' })
     expect(post.status).toBe(401)
     expect((await fetch(`${f.base}/api/sessions?token=wrong`)).status).toBe(401)
+    // Spellings the router decodes to an API route need the token too.
+    for (const path of ['/%61pi/sessions', '/%61%70%69/sessions', '/api/sessions/', '/api%2Fsessions']) expect((await raw(path)).status, path).not.toBe(200)
+    expect((await raw('/%61pi/sessions')).status).toBe(401)
     expect((await fetch(`${f.base}/api/sessions?token=${TOKEN}`)).status).toBe(200)
     const page = await fetch(`${f.base}/`)
     expect(page.status).toBe(200)

@@ -61,7 +61,7 @@ export interface ServeFixture {
 }
 
 /** Starts a server over a JSONL store with the scripted model, the invariant plugin and the test tools. */
-export async function startServe(overrides: Partial<LedgerServerOptions> = {}): Promise<ServeFixture> {
+export async function startServe(overrides: Partial<LedgerServerOptions> = {}, agentOptions: { releaseIdleMs?: number } = {}): Promise<ServeFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'ledgerloop-serve-'))
   const store = overrides.store ?? new JsonlStore({ dir })
   const deployed: string[] = []
@@ -75,6 +75,7 @@ export async function startServe(overrides: Partial<LedgerServerOptions> = {}): 
       permissions: { allow: ['echo'] },
       cwd: dir,
       pollMs: 50,
+      ...agentOptions,
     },
     token: TOKEN,
     port: 0,

@@ -1,1 +1,67 @@
-// placeholder
+// The ledgerloop page: a sessions list and one session's timeline, over the `serve` API only.
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { ApiError, setToken } from './api.js'
+import { html } from './html.js'
+import { SessionList } from './session-list.js'
+import { SessionView } from './session-view.js'
+
+function route() {
+  const match = /^#\/s\/([A-Za-z0-9._-]+)/.exec(location.hash)
+  return match !== null ? { page: 'session', id: match[1] } : { page: 'list' }
+}
+
+function TokenForm({ onDone }) {
+  const [value, setValue] = useState('')
+  return html`
+    <form class="token-form" onSubmit=${(e) => {
+      e.preventDefault()
+      setToken(value)
+      onDone()
+    }}>
+      <p>This server needs its access token (printed by <code>ledgerloop serve</code> in the page URL).</p>
+      <input type="password" placeholder="token" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} aria-label="token" />
+      <button class="primary" type="submit">Use token</button>
+    </form>
+  `
+}
+
+function App() {
+  const [where, setWhere] = useState(route())
+  const [error, setError] = useState(undefined)
+  const [generation, setGeneration] = useState(0)
+  useEffect(() => {
+    const onHash = () => {
+      setWhere(route())
+      setError(undefined)
+    }
+    addEventListener('hashchange', onHash)
+    return () => removeEventListener('hashchange', onHash)
+  }, [])
+  const navigate = (hash) => {
+    location.hash = hash
+  }
+  const onError = (e) => setError(e)
+  const needsToken = error instanceof ApiError && error.status === 401
+  return html`
+    <header class="top">
+      <a class="brand" href="#/">ledgerloop</a>
+      ${where.page === 'session' ? html`<span class="crumb">/ session ${where.id.slice(0, 8)}</span>` : html`<span class="crumb">/ sessions</span>`}
+      <span class="spacer"></span>
+      <span class="muted keys">↑↓ move · Enter open · Ctrl+Enter send</span>
+    </header>
+    <main key=${generation}>
+      ${needsToken
+        ? html`<${TokenForm} onDone=${() => {
+            setError(undefined)
+            setGeneration((g) => g + 1)
+          }} />`
+        : html`
+            ${error !== undefined ? html`<div class="error-banner" role="alert">${error.message}<button onClick=${() => setError(undefined)}>dismiss</button></div>` : ''}
+            ${where.page === 'session' ? html`<${SessionView} id=${where.id} onError=${onError} />` : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
+          `}
+    </main>
+  `
+}
+
+render(html`<${App} />`, document.getElementById('app'))

@@ -1,0 +1,117 @@
+import { InvalidArgumentError, type Command } from 'commander'
+import { HarnessError } from '../../errors/harness-error.js'
+import { retryPlugin } from '../../plugins/retry.js'
+import { turnBudgetPlugin } from '../../plugins/turn-budget.js'
+import { createLedgerServer } from '../../server/server.js'
+import { isLoopbackHost } from '../../server/access-guard.js'
+import { builtinTools } from '../../tools/builtin/index.js'
+import { CliError, EXIT } from '../cli-error.js'
+import { CLI_SYSTEM_PROMPT } from '../cli-harness.js'
+import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
+import { removeScratch } from './run.js'
+
+/** Flags of `ledgerloop serve`. */
+export interface ServeFlags extends AgentFlags {
+  readonly host: string
+  readonly port: number
+  readonly token?: string
+  readonly unsafeNoToken?: boolean
+  readonly allowOrigin?: string[]
+  readonly store?: string
+}
+
+/** Adds the options of `serve` (the agent options of `run`, minus the per-run ones, plus host, port, token). */
+export function addServeOptions(command: Command): Command {
+  return addAgentOptions(command)
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0: any free port)', port, 4141)
+    .option('--token <token>', 'the access token (default: a random one, printed once in the page URL)')
+    .option('--unsafe-no-token', 'no token at all: anyone who can reach the port drives the agents (loopback hosts only)')
+    .option('--allow-origin <origin>', 'also accept browser requests from this origin (a reverse proxy\'s public URL); repeatable', collect)
+}
+
+/** Registers `serve`. */
+export function registerServe(program: Command, exit: { code: number }): void {
+  addServeOptions(program.command('serve').description('the HTTP API and live web page over the session store (prints the page URL with its token)')).action(async (flags: ServeFlags) => {
+    exit.code = await serveCommand(flags)
+  })
+}
+
+function port(value: string): number {
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535')
+  return n
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  try {
+    const origin = new URL(value).origin
+    return [...(previous ?? []), origin]
+  } catch {
+    throw new InvalidArgumentError(`expected an origin like https://agents.example.com, got '${value}'`)
+  }
+}
+
+/**
+ * `ledgerloop serve`: the HTTP API and web page over the session store, running sessions in this process.
+ * Prints the page URL (with the token) once, then serves until SIGINT/SIGTERM.
+ */
+export async function serveCommand(flags: ServeFlags): Promise<number> {
+  if (flags.session !== undefined) throw new CliError('serve runs every session of the store: --session does not apply (open the session in the page)', EXIT.usage)
+  if (flags.json === true) throw new CliError('serve has no --json output: the API is JSON (GET /api/sessions/ID/events)', EXIT.usage)
+  if (flags.unsafeNoToken === true && flags.token !== undefined) throw new CliError('--token and --unsafe-no-token contradict each other', EXIT.usage)
+  if (flags.unsafeNoToken === true && !isLoopbackHost(flags.host)) {
+    throw new CliError(`--unsafe-no-token is only allowed on a loopback host (127.0.0.1, localhost, ::1), not ${flags.host}`, EXIT.usage)
+  }
+  const prepared = await prepareRun(flags)
+  const { config, route, root } = prepared
+  let tools
+  try {
+    tools = builtinTools({ root, shell: config.shell, sandbox: prepared.sandbox, network: prepared.network })
+  } catch (error) {
+    if (error instanceof HarnessError) throw new CliError(`tool root ${root}: ${error.message}`, EXIT.usage)
+    throw error
+  }
+  const store = prepared.store
+  const server = await createLedgerServer({
+    store,
+    agents: {
+      adapters: [route.adapter],
+      tools,
+      plugins: [retryPlugin(config.retry), turnBudgetPlugin({ maxSteps: config.maxSteps, ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}) })],
+      system: CLI_SYSTEM_PROMPT,
+      defaults: { provider: route.provider, model: route.model },
+      cwd: root,
+      // --yes: the person starting the server approves every tool call in advance.
+      permissions: flags.yes === true ? { allow: ['*'] } : config.permissions,
+    },
+    token: flags.unsafeNoToken === true ? false : (flags.token ?? undefined),
+    host: flags.host,
+    port: flags.port,
+    ...(flags.allowOrigin !== undefined ? { allowedOrigins: flags.allowOrigin } : {}),
+  })
+  try {
+    await server.listen()
+  } catch (error) {
+    await server.close()
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EADDRINUSE') throw new CliError(`port ${flags.port} on ${flags.host} is in use (pick another with --port)`, EXIT.usage)
+    throw error
+  }
+  const model = route.scriptFile !== undefined ? `scripted model from ${route.scriptFile}` : `${route.provider} · ${route.model}`
+  process.stdout.write(`ledgerloop serve · ${model} · tools in ${root}\n`)
+  process.stdout.write(`open ${server.pageUrl()}\n`)
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      done()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+  process.stdout.write('stopping: cancelling running turns and closing the store\n')
+  await server.close()
+  if (prepared.scratchRoot) removeScratch(root)
+  return EXIT.ok
+}

@@ -1,0 +1,105 @@
+// The sessions list: status, last reason, turns, tokens and cost, filterable, keyboard navigable.
+import { html } from './html.js'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { get, post } from './api.js'
+import { count, tone, when } from './figures.js'
+
+const STATUSES = ['', 'running', 'awaiting-approval', 'idle', 'stored']
+const PAGE = 100
+
+export function SessionList({ navigate, onError }) {
+  const [rows, setRows] = useState(undefined)
+  const [total, setTotal] = useState(0)
+  const [q, setQ] = useState('')
+  const [status, setStatus] = useState('')
+  const [limit, setLimit] = useState(PAGE)
+  const [focus, setFocus] = useState(0)
+  const table = useRef(null)
+
+  useEffect(() => {
+    let live = true
+    const load = async () => {
+      const params = new URLSearchParams({ limit: String(limit) })
+      if (q.trim() !== '') params.set('q', q.trim())
+      if (status !== '') params.set('status', status)
+      try {
+        const page = await get(`/api/sessions?${params}`)
+        if (!live) return
+        setRows(page.sessions)
+        setTotal(page.total)
+      } catch (error) {
+        if (live) onError(error)
+      }
+    }
+    void load()
+    // The list is a summary: a refresh every few seconds keeps running sessions' figures current.
+    const timer = setInterval(load, 3000)
+    return () => {
+      live = false
+      clearInterval(timer)
+    }
+  }, [q, status, limit])
+
+  const create = async () => {
+    try {
+      const { id } = await post('/api/sessions', {})
+      navigate(`#/s/${id}`)
+    } catch (error) {
+      onError(error)
+    }
+  }
+
+  const onKey = (event) => {
+    if (rows === undefined || rows.length === 0) return
+    if (event.key === 'ArrowDown' || event.key === 'j') setFocus((f) => Math.min(rows.length - 1, f + 1))
+    else if (event.key === 'ArrowUp' || event.key === 'k') setFocus((f) => Math.max(0, f - 1))
+    else if (event.key === 'Enter') navigate(`#/s/${rows[focus].id}`)
+    else return
+    event.preventDefault()
+  }
+
+  useEffect(() => {
+    table.current?.querySelector(`[data-index="${focus}"]`)?.scrollIntoView({ block: 'nearest' })
+  }, [focus])
+
+  return html`
+    <section class="list">
+      <div class="toolbar">
+        <input class="filter" type="search" placeholder="Filter by title or id" value=${q} onInput=${(e) => setQ(e.currentTarget.value)} aria-label="filter sessions" />
+        <select value=${status} onChange=${(e) => setStatus(e.currentTarget.value)} aria-label="status">
+          ${STATUSES.map((s) => html`<option value=${s}>${s === '' ? 'any status' : s}</option>`)}
+        </select>
+        <span class="muted">${rows === undefined ? 'loading…' : `${count(total)} session${total === 1 ? '' : 's'}`}</span>
+        <span class="spacer"></span>
+        <button class="primary" onClick=${create}>New session</button>
+      </div>
+      <table class="sessions" ref=${table} tabindex="0" onKeyDown=${onKey} aria-label="sessions">
+        <thead>
+          <tr><th>Session</th><th>Status</th><th>Last reason</th><th class="num">Turns</th><th class="num">Tokens in</th><th class="num">Cached</th><th class="num">Tokens out</th><th class="num">Cost</th><th>Updated</th></tr>
+        </thead>
+        <tbody>
+          ${(rows ?? []).map(
+            (row, i) => html`
+              <tr data-index=${i} data-id=${row.id} class=${i === focus ? 'focused' : ''} onClick=${() => navigate(`#/s/${row.id}`)}>
+                <td class="title-cell">
+                  <a href=${`#/s/${row.id}`}>${row.problem !== undefined ? `(unreadable: ${row.problem})` : row.title === '' ? '(no prompt yet)' : row.title}</a>
+                  <div class="id">${row.id}${row.parentSession !== undefined ? ` · fork of ${row.parentSession.slice(0, 8)}` : ''}</div>
+                </td>
+                <td><span class=${`badge ${tone(row.status)}`}>${row.status}</span></td>
+                <td><span class=${`reason ${tone(row.lastReason ?? '')}`}>${row.lastReason ?? '—'}</span></td>
+                <td class="num">${row.turns}</td>
+                <td class="num">${count(row.usage?.input)}</td>
+                <td class="num">${count(row.usage?.cacheRead)}</td>
+                <td class="num">${count(row.usage?.output)}</td>
+                <td class="num muted" title="prices are not in the model catalogue yet">${row.cost !== undefined ? row.cost : '—'}</td>
+                <td class="muted">${when(row.updatedAt)}</td>
+              </tr>
+            `,
+          )}
+        </tbody>
+      </table>
+      ${rows !== undefined && rows.length === 0 ? html`<p class="empty">No sessions${q !== '' || status !== '' ? ' match' : ' yet: start one with New session'}.</p>` : ''}
+      ${rows !== undefined && rows.length < total ? html`<button class="more" onClick=${() => setLimit(limit + PAGE)}>Show more</button>` : ''}
+    </section>
+  `
+}

@@ -1,0 +1,249 @@
+// One session: totals, pending approvals, the waterfall, the selected row's details, the streaming reply and
+// the input box. Follows the session live over the SSE tail and redraws from the server's views.
+import { html } from './html.js'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { follow, get, post } from './api.js'
+import { count, duration, tokens, tone } from './figures.js'
+import { MessageView, RequestPanel } from './request-panel.js'
+import { Waterfall } from './waterfall.js'
+
+const REFRESH_MS = 300
+
+function Approvals({ sessionId, approvals, onError }) {
+  if (approvals.length === 0) return ''
+  const answer = (callId, decision) => post(`/api/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(callId)}`, { decision }).catch(onError)
+  return html`
+    <div class="approvals" role="alert">
+      ${approvals.map(
+        (a) => html`
+          <div class="approval" data-call=${a.callId}>
+            <span class="approval-text"><strong>${a.tool}</strong> ${a.subject !== '' ? html`<code>${a.subject}</code>` : ''} needs approval</span>
+            <span class="muted">${a.reason}</span>
+            <span class="spacer"></span>
+            <button class="approve" onClick=${() => answer(a.callId, 'allow')}>Approve</button>
+            <button class="always" onClick=${() => answer(a.callId, 'always')}>Always</button>
+            <button class="deny" onClick=${() => answer(a.callId, 'deny')}>Deny</button>
+          </div>
+        `,
+      )}
+    </div>
+  `
+}
+
+function ToolPanel({ sessionId, row, version }) {
+  const [events, setEvents] = useState(undefined)
+  useEffect(() => {
+    let live = true
+    const last = row.lastSeq ?? row.firstSeq
+    get(`/api/sessions/${encodeURIComponent(sessionId)}/events?after=${row.firstSeq - 1}&limit=${last - row.firstSeq + 1}`).then((r) => live && setEvents(r.events))
+    return () => {
+      live = false
+    }
+  }, [sessionId, row.firstSeq, row.lastSeq, version])
+  const call = events?.find((e) => e.type === 'tool/call' && e.data.callId === row.callId)
+  const result = events?.find((e) => e.type === 'tool/result' && e.data.message?.content?.[0]?.toolCallId === row.callId)
+  const decision = events?.find((e) => e.type === 'permission/decision' && e.data.callId === row.callId)
+  return html`
+    <div class="panel tool-panel">
+      <div class="tabs"><span class="panel-title">${row.label}</span></div>
+      <div class="tab-body">
+        <table class="kv">
+          <tr><th>Call</th><td>${row.callId} · seq ${row.firstSeq}${row.lastSeq !== undefined ? `–${row.lastSeq}` : ''}</td></tr>
+          <tr><th>Outcome</th><td class=${`reason ${tone(row.status)}`}>${row.status}${row.detail !== row.status ? ` · ${row.detail}` : ''}</td></tr>
+          <tr><th>Duration</th><td>${row.end !== undefined ? duration(row.end - row.start) : 'running'}</td></tr>
+          ${decision !== undefined ? html`<tr><th>Permission</th><td>${decision.data.decision} by ${decision.data.by}${decision.data.rule ? ` (rule ${decision.data.rule})` : ''}</td></tr>` : ''}
+        </table>
+        <h4>Arguments</h4>
+        <pre class="block">${call !== undefined ? prettyJson(call.data.arguments) : '…'}</pre>
+        <h4>Result</h4>
+        ${result !== undefined ? html`<${MessageView} message=${result.data.message} index=${0} />` : html`<p class="muted">no result yet</p>`}
+      </div>
+    </div>
+  `
+}
+
+function prettyJson(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text
+  }
+}
+
+function RowPanel({ row }) {
+  return html`
+    <div class="panel">
+      <div class="tabs"><span class="panel-title">${row.label}</span></div>
+      <div class="tab-body">
+        <table class="kv">
+          <tr><th>Status</th><td class=${`reason ${tone(row.status)}`}>${row.detail}</td></tr>
+          <tr><th>Duration</th><td>${row.end !== undefined ? duration(row.end - row.start) : 'running'}</td></tr>
+          <tr><th>Seqs</th><td>${row.firstSeq}${row.lastSeq !== undefined ? `–${row.lastSeq}` : ''}</td></tr>
+          ${row.usage !== undefined ? html`<tr><th>Tokens</th><td>${tokens(row.usage)}</td></tr>` : ''}
+          <tr><th>Cost</th><td class="muted">—</td></tr>
+        </table>
+      </div>
+    </div>
+  `
+}
+
+function Composer({ sessionId, running, onError }) {
+  const [text, setText] = useState('')
+  const send = async (kind) => {
+    if (text.trim() === '') return
+    try {
+      await post(`/api/sessions/${encodeURIComponent(sessionId)}/${kind}`, { text })
+      setText('')
+    } catch (error) {
+      onError(error)
+    }
+  }
+  const cancel = () => post(`/api/sessions/${encodeURIComponent(sessionId)}/cancel`).catch(onError)
+  return html`
+    <div class="composer">
+      <textarea
+        placeholder=${running ? 'Steer the running turn, or queue a followup…' : 'Ask something (Ctrl+Enter sends)'}
+        value=${text}
+        onInput=${(e) => setText(e.currentTarget.value)}
+        onKeyDown=${(e) => {
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault()
+            void send(running ? 'steer' : 'followup')
+          }
+        }}
+        aria-label="message"
+      ></textarea>
+      <div class="composer-buttons">
+        <button class="primary send" onClick=${() => send('followup')}>Send</button>
+        <button class="steer" onClick=${() => send('steer')} title="add to the running turn's next step">Steer</button>
+        <button class="cancel" onClick=${cancel} disabled=${!running}>Cancel turn</button>
+      </div>
+    </div>
+  `
+}
+
+function liveReply(state, event) {
+  if (event.type === 'step/start') return { text: '', reasoning: '' }
+  if (event.type !== 'assistant/chunk') return state
+  const chunk = event.data.chunk
+  if (chunk.type === 'text-delta') return { ...state, text: state.text + chunk.text }
+  if (chunk.type === 'reasoning-delta') return { ...state, reasoning: state.reasoning + chunk.text }
+  return state
+}
+
+export function SessionView({ id, onError }) {
+  const [session, setSession] = useState(undefined)
+  const [timeline, setTimeline] = useState(undefined)
+  const [approvals, setApprovals] = useState([])
+  const [selected, setSelected] = useState(-1)
+  const [opened, setOpened] = useState(-1)
+  const [live, setLive] = useState({ text: '', reasoning: '' })
+  const [version, setVersion] = useState(0)
+  const [connected, setConnected] = useState(false)
+  const [check, setCheck] = useState(undefined)
+  const pending = useRef(undefined)
+
+  const refresh = async () => {
+    try {
+      const [s, t] = await Promise.all([get(`/api/sessions/${encodeURIComponent(id)}`), get(`/api/sessions/${encodeURIComponent(id)}/timeline`)])
+      setSession(s)
+      setTimeline(t)
+      setVersion((v) => v + 1)
+    } catch (error) {
+      onError(error)
+    }
+  }
+
+  useEffect(() => {
+    let stop = () => {}
+    let active = true
+    setSession(undefined)
+    setTimeline(undefined)
+    setSelected(-1)
+    setOpened(-1)
+    setCheck(undefined)
+    const schedule = () => {
+      // Many events arrive per second while a reply streams: redraw the views at most every REFRESH_MS.
+      if (pending.current !== undefined) return
+      pending.current = setTimeout(() => {
+        pending.current = undefined
+        if (active) void refresh()
+      }, REFRESH_MS)
+    }
+    ;(async () => {
+      try {
+        const s = await get(`/api/sessions/${encodeURIComponent(id)}`)
+        if (!active) return
+        setSession(s)
+        setTimeline(await get(`/api/sessions/${encodeURIComponent(id)}/timeline`))
+        setApprovals((await get(`/api/sessions/${encodeURIComponent(id)}/approvals`)).approvals)
+        stop = follow(id, s.events - 1, {
+          onEvent: (event) => {
+            setLive((state) => liveReply(state, event))
+            schedule()
+          },
+          onApprovals: (list) => {
+            setApprovals(list)
+            schedule()
+          },
+          onConnected: setConnected,
+        })
+      } catch (error) {
+        onError(error)
+      }
+    })()
+    return () => {
+      active = false
+      stop()
+      if (pending.current !== undefined) clearTimeout(pending.current)
+      pending.current = undefined
+    }
+  }, [id])
+
+  if (session === undefined || timeline === undefined) return html`<p class="muted">loading session ${id}…</p>`
+  const running = session.status === 'running' || session.status === 'awaiting-approval'
+  const openedRow = opened >= 0 ? timeline.rows[opened] : undefined
+  // A step opens the request that counted (its last attempt): what the model was sent for that step.
+  const stepRequest = openedRow?.kind === 'step' ? timeline.rows.filter((r) => r.kind === 'request' && r.turn === openedRow.turn && r.step === openedRow.step).at(-1) : undefined
+  const row = stepRequest ?? openedRow
+  const verify = async () => setCheck(await get(`/api/sessions/${encodeURIComponent(id)}/verify`).catch((e) => ({ ok: false, problems: [e.message] })))
+
+  return html`
+    <section class="session" data-status=${session.status}>
+      <div class="session-head">
+        <div>
+          <h2>${session.title !== '' ? session.title : '(no prompt yet)'}</h2>
+          <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected ? ' · live' : ''}</div>
+        </div>
+        <span class="spacer"></span>
+        <div class="totals">
+          <span class=${`badge ${tone(session.status)}`}>${session.status}</span>
+          <span><strong>${session.turns}</strong> turns</span>
+          <span><strong>${count(timeline.requests)}</strong> requests</span>
+          <span title="input tokens (cache hits) · output tokens">${tokens(session.usage)}</span>
+          <span class="muted" title="prices are not in the model catalogue yet">cost —</span>
+          <span><strong>${count(session.events)}</strong> events</span>
+          <button onClick=${verify}>Verify</button>
+        </div>
+      </div>
+      ${check !== undefined ? html`<div class=${`check ${check.ok ? 'good' : 'bad'}`}>${check.ok ? `log ok: ${check.events} events, ${check.requests} requests rebuilt` : check.problems.map((p) => html`<div>${p}</div>`)}</div>` : ''}
+      <${Approvals} sessionId=${id} approvals=${approvals} onError=${onError} />
+      <div class="session-body">
+        <div class="timeline-column">
+          <${Waterfall} timeline=${timeline} selected=${selected} onSelect=${setSelected} onOpen=${setOpened} />
+          ${running || live.text !== '' ? html`<div class="live-reply" aria-live="polite"><div class="live-head">${running ? 'streaming' : 'last reply'}</div>${live.reasoning !== '' ? html`<pre class="block reasoning">${live.reasoning}</pre>` : ''}<pre class="block text live-text">${live.text}</pre></div>` : ''}
+          <${Composer} sessionId=${id} running=${running} onError=${onError} />
+        </div>
+        <div class="detail-column">
+          ${row === undefined
+            ? html`<div class="panel"><p class="muted hint">Select a row (click, or ↑/↓ and Enter) to see its request, diff or tool call.</p></div>`
+            : row.kind === 'request'
+              ? html`<${RequestPanel} sessionId=${id} n=${row.request} version=${row.end === undefined ? version : 0} />`
+              : row.kind === 'tool'
+                ? html`<${ToolPanel} sessionId=${id} row=${row} version=${row.end === undefined ? version : 0} />`
+                : html`<${RowPanel} row=${row} />`}
+        </div>
+      </div>
+    </section>
+  `
+}

@@ -1,0 +1,23 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type BrowserContext } from 'playwright-core'
+
+/** Debian's Chromium (installed by .ci/run). */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** Flags for a quiet, offline, sandbox-less headless Chromium (tests run as root in CI). */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+/** A headless Chromium with a fresh profile; `close()` also removes the profile. */
+export async function launchChromium(viewport = { width: 1400, height: 860 }): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  const profile = mkdtempSync(join(tmpdir(), 'ledgerloop-chromium-'))
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport })
+  return {
+    context,
+    async close() {
+      await context.close()
+      rmSync(profile, { recursive: true, force: true })
+    },
+  }
+}
