@@ -59,6 +59,9 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export async function serveCommand(flags: ServeFlags): Promise<number> {
   if (flags.session !== undefined) throw new CliError('serve runs every session of the store: --session does not apply (open the session in the page)', EXIT.usage)
   if (flags.json === true) throw new CliError('serve has no --json output: the API is JSON (GET /api/sessions/ID/events)', EXIT.usage)
+  if (flags.continue === true || flags.print === true || flags.attach === true) {
+    throw new CliError('-c, --print and --attach are options of run and chat; serve runs every session of the store from the page and the API', EXIT.usage)
+  }
   if (flags.unsafeNoToken === true && flags.token !== undefined) throw new CliError('--token and --unsafe-no-token contradict each other', EXIT.usage)
   if (flags.unsafeNoToken === true && !isLoopbackHost(flags.host)) {
     throw new CliError(`--unsafe-no-token is only allowed on a loopback host (127.0.0.1, localhost, ::1), not ${flags.host}`, EXIT.usage)
