@@ -179,7 +179,7 @@ describe('session ids by prefix, --continue, --store', () => {
     expect(none.stderr).toContain("no session 'zzzz'")
   }, 90_000)
 
-  it('--store sqlite:PATH keeps sessions in SQLite for run, sessions, inspect, verify and fork; postgres:// says it is not in this build', async () => {
+  it('--store sqlite:PATH keeps sessions in SQLite for run, sessions, inspect, verify and fork; an unreachable postgres:// store is a clear error without its password', async () => {
     const home = tempHome()
     const db = join(home, 'sessions.db')
     const store = `sqlite:${db}`
@@ -197,8 +197,9 @@ describe('session ids by prefix, --continue, --store', () => {
     expect(fork.code).toBe(0)
     const viaEnv = JSON.parse((await runCli(['sessions', '--json'], { env: cliEnv(home, { LEDGERLOOP_STORE: store }) })).stdout) as unknown[]
     expect(viaEnv).toHaveLength(2)
-    const pg = await runCli(['sessions', '--store', 'postgres://localhost/test'], { env: cliEnv(home) })
-    expect(pg.code).toBe(2)
-    expect(pg.stderr).toContain('PostgreSQL store is not available in this build')
+    const pg = await runCli(['sessions', '--store', 'postgres://agent:s3cret-pw@127.0.0.1:1/nowhere'], { env: cliEnv(home) })
+    expect(pg.code).toBe(1)
+    expect(pg.stderr).toContain('STORE_UNAVAILABLE')
+    expect(pg.stderr).not.toContain('s3cret-pw')
   }, 90_000)
 })
