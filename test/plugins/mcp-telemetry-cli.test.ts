@@ -66,6 +66,26 @@ describe('CLI: mcpServers and --otlp', () => {
     }
   })
 
+  it('MCP-TOOLS: `ledgerloop tools` lists the MCP servers\' tools with the rule that decides them, and stops the servers', async () => {
+    const home = tempHome()
+    try {
+      writeFileSync(
+        join(home, 'config.json'),
+        JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [script, 'stdio'] } }, permissions: { allow: ['mcp__fx__*'] } }),
+      )
+      const run = await runCli(['tools', '--json'], { env: cliEnv(home), timeoutMs: 60_000 })
+      expect(run.code).toBe(0)
+      const rows = JSON.parse(run.stdout) as { name: string; permission: string; rule: string }[]
+      expect(rows.filter((r) => r.name.startsWith('mcp__')).map((r) => [r.name, r.permission, r.rule])).toEqual([
+        ['mcp__fx__add', 'allow', 'config: mcp__fx__*'],
+        ['mcp__fx__describe', 'allow', 'config: mcp__fx__*'],
+      ])
+      expect(rows.some((r) => r.name === 'read_file')).toBe(true)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+
   it('a bad mcpServers entry is a usage error naming the field', async () => {
     const home = tempHome()
     try {

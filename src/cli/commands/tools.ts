@@ -3,6 +3,7 @@ import { DEFAULT_PERMISSION_RULES, type PermissionRules } from '../../plugins/pe
 import { builtinTools } from '../../tools/builtin/index.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { resolveConfig } from '../config.js'
+import { startConfiguredMcpServers } from '../mcp-config.js'
 import { styleFor } from '../style.js'
 
 /** One row of `ledgerloop tools --json`. */
@@ -48,7 +49,7 @@ export function permissionOf(tool: string, user: PermissionRules, defaults: Perm
   return { permission: 'ask', rule: 'no rule matches: ask', subjectRules }
 }
 
-/** `ledgerloop tools [--json] [--root DIR]`: the tools an agent would get, with their permission rule. */
+/** `ledgerloop tools [--json] [--root DIR]`: the tools an agent would get (built-in and MCP), with their permission rule. */
 export async function toolsCommand(flags: { json?: boolean; root?: string; store?: string }): Promise<number> {
   const config = resolveConfig({ ...(flags.root !== undefined ? { root: flags.root } : {}), ...(flags.store !== undefined ? { store: flags.store } : {}) })
   let tools
@@ -56,6 +57,13 @@ export async function toolsCommand(flags: { json?: boolean; root?: string; store
     tools = builtinTools({ root: config.root, shell: config.shell })
   } catch (error) {
     throw new CliError(`tool root ${config.root}: ${(error as Error).message}`, EXIT.usage)
+  }
+  // MCP servers are started to ask for their tools (as run and chat would), then stopped again.
+  const mcp = Object.keys(config.mcpServers).length > 0 ? await startConfiguredMcpServers(config.mcpServers, config.root) : undefined
+  try {
+    tools = [...tools, ...(mcp?.tools ?? [])]
+  } finally {
+    await mcp?.close()
   }
   const rows: ToolRow[] = tools.map((t) => ({ name: t.name, description: t.description, ...permissionOf(t.name, config.permissions) }))
   if (flags.json === true) {
