@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { checkSession } from '../views/session-check.js'
 import { requestWithDiff } from '../views/request-view.js'
 import { summarizeLog } from '../views/session-summary.js'
+import { costFigure, type PricingCatalogue } from '../views/cost.js'
 import { sessionUsage } from '../views/session-usage.js'
 import { buildTimeline } from '../views/timeline.js'
 import { foldRequestHeader } from '../session/request-header.js'
@@ -16,6 +17,8 @@ export interface ApiContext {
   readonly feed: SessionEventFeed
   readonly directory: SessionDirectory
   readonly stream?: EventStreamOptions
+  /** Prices for the `cost` figures (none: no cost in the answers). */
+  readonly pricing?: PricingCatalogue
 }
 
 const STATUSES: readonly SessionRunStatus[] = ['running', 'awaiting-approval', 'idle', 'stored']
@@ -89,7 +92,17 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const { id } = request.params
     const { header, events } = await feed.read(id)
     const config = foldRequestHeader(events)?.config
-    return { id, header, status: input.status(id), events: events.length, ...summarizeLog(events), usage: sessionUsage(events), ...(config !== undefined ? { provider: config.provider, model: config.model } : {}) }
+    const cost = costFigure(events, ctx.pricing)
+    return {
+      id,
+      header,
+      status: input.status(id),
+      events: events.length,
+      ...summarizeLog(events),
+      usage: sessionUsage(events),
+      ...(cost !== undefined ? { cost } : {}),
+      ...(config !== undefined ? { provider: config.provider, model: config.model } : {}),
+    }
   })
 
   app.get<{ Params: { id: string }; Querystring: { after: number; limit: number } }>(

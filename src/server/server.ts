@@ -11,6 +11,7 @@ import { LocalSessionHost, type LocalSessionHostOptions } from './local-session-
 import { loadPageFiles } from './page-files.js'
 import { SessionDirectory } from './session-directory.js'
 import type { SessionEventFeed, SessionInputPort } from './session-ports.js'
+import type { PricingCatalogue } from '../views/cost.js'
 
 /** Options of {@link createLedgerServer}. */
 export interface LedgerServerOptions {
@@ -38,6 +39,8 @@ export interface LedgerServerOptions {
   readonly bodyLimit?: number
   /** Tuning of the Server-Sent Events tails. */
   readonly stream?: Omit<EventStreamOptions, 'onReady'>
+  /** Prices for the cost figures of the list and the session view (e.g. `DEEPSEEK_MODELS`); none: no cost shown. */
+  readonly pricing?: PricingCatalogue
 }
 
 /** A running (or ready to run) `serve` HTTP server. */
@@ -149,7 +152,13 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
     },
   })
 
-  registerApiRoutes(app, { input, feed, directory: new SessionDirectory(options.store, feed, input), ...(options.stream !== undefined ? { stream: options.stream } : {}) })
+  registerApiRoutes(app, {
+    input,
+    feed,
+    directory: new SessionDirectory(options.store, feed, input, options.pricing),
+    ...(options.stream !== undefined ? { stream: options.stream } : {}),
+    ...(options.pricing !== undefined ? { pricing: options.pricing } : {}),
+  })
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   // The page: a fixed set of files loaded at start, so a path can only ever name one of them.

@@ -1,4 +1,5 @@
 import type { SessionStore } from '../store/types.js'
+import { costFigure, type CostFigure, type PricingCatalogue } from '../views/cost.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { sessionUsage } from '../views/session-usage.js'
 import type { UsageTotals } from '../views/turn-outcome.js'
@@ -19,7 +20,8 @@ export interface SessionListRow {
   readonly parentSession?: string
   /** Why the session could not be read, when it could not. */
   readonly problem?: string
-  // Cost: `cost` joins here from `sessionCost(events, catalogue)` (views/cost.ts) once prices are in the catalogue.
+  /** What the session cost from its logged usage, when its models have prices in the server's catalogue. */
+  readonly cost?: CostFigure
 }
 
 /** Query of {@link SessionDirectory.list}. */
@@ -47,10 +49,13 @@ export class SessionDirectory {
   readonly #input: SessionInputPort
   readonly #cache = new Map<string, CachedSummary>()
 
-  constructor(store: SessionStore, feed: SessionEventFeed, input: SessionInputPort) {
+  readonly #pricing: PricingCatalogue | undefined
+
+  constructor(store: SessionStore, feed: SessionEventFeed, input: SessionInputPort, pricing?: PricingCatalogue) {
     this.#store = store
     this.#feed = feed
     this.#input = input
+    this.#pricing = pricing
   }
 
   /** Newest first, filtered, one page of rows plus the total that matched. */
@@ -71,7 +76,16 @@ export class SessionDirectory {
         else {
           const events = snapshot?.events ?? (await this.#feed.read(stored.id)).events
           const { title, turns, lastReason } = summarizeLog(events)
-          summary = { id: stored.id, title, turns, lastReason, usage: sessionUsage(events), ...(stored.parentSession !== undefined ? { parentSession: stored.parentSession } : {}) }
+          const cost = costFigure(events, this.#pricing)
+          summary = {
+            id: stored.id,
+            title,
+            turns,
+            lastReason,
+            usage: sessionUsage(events),
+            ...(cost !== undefined ? { cost } : {}),
+            ...(stored.parentSession !== undefined ? { parentSession: stored.parentSession } : {}),
+          }
           this.#cache.set(stored.id, { key, row: summary })
         }
       } catch (error) {

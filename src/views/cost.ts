@@ -116,3 +116,18 @@ export function formatCost(amount: number, currency: ModelPricing['currency']): 
   const digits = amount >= 1 ? 2 : amount >= 0.01 ? 4 : 6
   return `${symbol}${amount.toFixed(digits)}`
 }
+
+/** A session's cost as the server and the page show it: the total, its currency and the date of the prices. */
+export interface CostFigure {
+  readonly total: number
+  readonly currency: ModelPricing['currency']
+  readonly asOf?: string
+}
+
+/** {@link sessionCost} reduced to one figure (rounded to 6 decimals), or undefined without prices or usage. */
+export function costFigure(events: readonly SessionEvent[], catalogue: PricingCatalogue | undefined): CostFigure | undefined {
+  if (catalogue === undefined) return undefined
+  const cost = sessionCost(events, catalogue)
+  if (cost.currency === undefined) return undefined
+  return { total: Math.round(cost.total * 1e6) / 1e6, currency: cost.currency, ...(cost.asOf !== undefined ? { asOf: cost.asOf } : {}) }
+}

@@ -6,6 +6,7 @@ interface Row {
   id: string
   title: string
   status: string
+  cost?: { total: number; currency: string; asOf?: string }
   turns: number
   lastReason: string | null
   usage?: { input: number; output: number; cacheRead: number }
@@ -116,7 +117,7 @@ describe('serve API: security', () => {
 })
 
 describe('serve API: routes', () => {
-  it('creates a session, runs a followup and lists it with status, turns, reason and usage', async () => {
+  it('creates a session, runs a followup and lists it with status, turns, reason, usage and cost', async () => {
     const id = await newSession({ model: 'm1', system: 'You are a test persona.' })
     const queued = await f.post(`/api/sessions/${id}/followup`, { text: 'hi there' })
     expect(queued.status).toBe(202)
@@ -124,12 +125,14 @@ describe('serve API: routes', () => {
     const list = (await (await f.api('/api/sessions')).json()) as { sessions: Row[]; total: number }
     const row = list.sessions.find((s) => s.id === id)
     expect(row).toMatchObject({ title: 'hi there', turns: 1, lastReason: 'completed', status: 'idle', usage: { input: 10, output: 2 } })
+    // 10 input tokens at $1000/M + 2 output tokens at $2000/M.
+    expect(row?.cost).toEqual({ total: 0.014, currency: 'USD', asOf: '2026-12-01' })
     const filtered = (await (await f.api('/api/sessions?q=HI%20THERE&status=idle&limit=1')).json()) as { sessions: Row[] }
     expect(filtered.sessions.map((s) => s.id)).toEqual([id])
     const none = (await (await f.api('/api/sessions?q=nothing-like-this')).json()) as { sessions: Row[]; total: number }
     expect(none.total).toBe(0)
     const one = (await (await f.api(`/api/sessions/${id}`)).json()) as { header: { id: string }; provider: string; model: string }
-    expect(one).toMatchObject({ header: { id }, provider: 'scripted', model: 'm1' })
+    expect(one).toMatchObject({ header: { id }, provider: 'scripted', model: 'm1', cost: { total: 0.014, currency: 'USD' } })
     const request = (await (await f.api(`/api/sessions/${id}/requests/1`)).json()) as { system: string }
     expect(request.system).toContain('You are a test persona.')
   })

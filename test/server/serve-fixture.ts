@@ -79,6 +79,8 @@ export async function startServe(overrides: Partial<LedgerServerOptions> = {}, a
     },
     token: TOKEN,
     port: 0,
+    // Made-up prices that make the scripted usage visible: $1000 / $2000 per million input / output tokens.
+    pricing: { m1: { pricing: { currency: 'USD', inputPerMTok: 1000, outputPerMTok: 2000, asOf: '2026-12-01' } } },
     ...overrides,
   })
   const base = await server.listen()

@@ -6,7 +6,7 @@ import { createLedgerServer } from '../../server/server.js'
 import { isLoopbackHost } from '../../server/access-guard.js'
 import { builtinTools } from '../../tools/builtin/index.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { CLI_SYSTEM_PROMPT } from '../cli-harness.js'
+import { CLI_SYSTEM_PROMPT, cliPricing } from '../cli-harness.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 import { removeScratch } from './run.js'
 
@@ -88,6 +88,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
       // --yes: the person starting the server approves every tool call in advance.
       permissions: flags.yes === true ? { allow: ['*'] } : config.permissions,
     },
+    pricing: cliPricing(config),
     token: flags.unsafeNoToken === true ? false : (flags.token ?? undefined),
     host: flags.host,
     port: flags.port,

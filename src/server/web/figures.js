@@ -57,3 +57,11 @@ export function tone(status) {
       return 'plain'
   }
 }
+
+// A cost figure from the API ({total, currency}), or a dash when the model has no prices.
+export function money(cost) {
+  if (cost === undefined || cost === null) return '—'
+  const symbol = cost.currency === 'USD' ? '$' : cost.currency === 'CNY' ? '¥' : `${cost.currency} `
+  const digits = cost.total !== 0 && cost.total < 0.01 ? 4 : 2
+  return `${symbol}${cost.total.toFixed(digits)}`
+}

@@ -2,7 +2,7 @@
 import { html } from './html.js'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { get, post } from './api.js'
-import { count, tone, when } from './figures.js'
+import { count, money, tone, when } from './figures.js'
 
 const STATUSES = ['', 'running', 'awaiting-approval', 'idle', 'stored']
 const PAGE = 100
@@ -91,7 +91,7 @@ export function SessionList({ navigate, onError }) {
                 <td class="num">${count(row.usage?.input)}</td>
                 <td class="num">${count(row.usage?.cacheRead)}</td>
                 <td class="num">${count(row.usage?.output)}</td>
-                <td class="num muted" title="prices are not in the model catalogue yet">${row.cost !== undefined ? row.cost : '—'}</td>
+                <td class="num" title=${row.cost?.asOf !== undefined ? `prices as of ${row.cost.asOf}` : 'no prices for this model'}>${money(row.cost)}</td>
                 <td class="muted">${when(row.updatedAt)}</td>
               </tr>
             `,

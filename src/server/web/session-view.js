@@ -3,7 +3,7 @@
 import { html } from './html.js'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { follow, get, post } from './api.js'
-import { count, duration, tokens, tone } from './figures.js'
+import { count, duration, money, tokens, tone } from './figures.js'
 import { MessageView, RequestPanel } from './request-panel.js'
 import { Waterfall } from './waterfall.js'
 
@@ -80,7 +80,6 @@ function RowPanel({ row }) {
           <tr><th>Duration</th><td>${row.end !== undefined ? duration(row.end - row.start) : 'running'}</td></tr>
           <tr><th>Seqs</th><td>${row.firstSeq}${row.lastSeq !== undefined ? `–${row.lastSeq}` : ''}</td></tr>
           ${row.usage !== undefined ? html`<tr><th>Tokens</th><td>${tokens(row.usage)}</td></tr>` : ''}
-          <tr><th>Cost</th><td class="muted">—</td></tr>
         </table>
       </div>
     </div>
@@ -221,7 +220,7 @@ export function SessionView({ id, onError }) {
           <span><strong>${session.turns}</strong> turns</span>
           <span><strong>${count(timeline.requests)}</strong> requests</span>
           <span title="input tokens (cache hits) · output tokens">${tokens(session.usage)}</span>
-          <span class="muted" title="prices are not in the model catalogue yet">cost —</span>
+          <span title=${session.cost?.asOf !== undefined ? `from logged usage, prices as of ${session.cost.asOf}` : 'no prices for this model'}>cost ${money(session.cost)}</span>
           <span><strong>${count(session.events)}</strong> events</span>
           <button onClick=${verify}>Verify</button>
         </div>
