@@ -155,6 +155,15 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     )
   }
 
+  app.post<{ Params: { id: string } }>(
+    '/api/sessions/:id/compact',
+    { schema: { summary: 'Compact the older history of an idle session now (logged like an automatic compaction)', tags: ['input'], params: idParams } },
+    async (request, reply) => {
+      if (input.compact === undefined) return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available for sessions run elsewhere' } })
+      return input.compact(request.params.id)
+    },
+  )
+
   app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn', tags: ['input'], params: idParams, response: accepted } }, async (request, reply) => {
     await input.cancel(request.params.id)
     return reply.code(202).send({ accepted: true })

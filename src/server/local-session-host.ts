@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Agent } from '../agent/agent.js'
 import { createHarness, type Harness, type HarnessOptions } from '../agent/harness.js'
+import { compactNow } from '../plugins/compaction.js'
+import type { CompactionOutcome } from '../plugins/compaction-replace.js'
 import type { ToolCall } from '../agent/hook-types.js'
 import { HarnessError } from '../errors/harness-error.js'
 import { permissionPlugin, type PermissionAnswer, type PermissionQuestion, type PermissionRules } from '../plugins/permission.js'
@@ -164,6 +166,10 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (hosted === undefined) return 'stored'
     if (hosted.waiting.size > 0) return 'awaiting-approval'
     return hosted.agent.status
+  }
+
+  async compact(id: string): Promise<CompactionOutcome> {
+    return compactNow((await this.#host(id)).agent)
   }
 
   async fork(id: string, at?: number): Promise<string> {

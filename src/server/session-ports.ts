@@ -1,3 +1,4 @@
+import type { CompactionOutcome } from '../plugins/compaction-replace.js'
 import type { JsonValue } from '../json/lossless.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
@@ -54,6 +55,11 @@ export interface SessionInputPort {
   status(id: string): SessionRunStatus
   /** Forks a stored session after `at` (default: its end); returns the child's id. */
   fork(id: string, at?: number): Promise<string>
+  /**
+   * Compacts an idle session's older history now (`AGENT_BUSY` while a turn runs). Optional: a port whose
+   * sessions run elsewhere may leave it out, and the route then answers 501.
+   */
+  compact?(id: string): Promise<CompactionOutcome>
   /** Stops every session this port runs (cancelling running turns, keeping queued input) and releases them. */
   close(): Promise<void>
 }

@@ -137,6 +137,23 @@ describe('serve API: routes', () => {
     expect(request.system).toContain('You are a test persona.')
   })
 
+  it('compacts a session by hand: POST /api/sessions/:id/compact answers the outcome and logs it like the plugin', async () => {
+    const id = await newSession({ model: 'm1' })
+    for (const [n, text] of ['one', 'two', 'three', 'four'].entries()) {
+      await f.post(`/api/sessions/${id}/followup`, { text })
+      await settled(id, n + 1)
+    }
+    const answer = await f.post(`/api/sessions/${id}/compact`)
+    expect(answer.status).toBe(200)
+    const outcome = (await answer.json()) as { outcome: string; shrank: boolean }
+    expect(outcome).toMatchObject({ outcome: 'summarized', shrank: true })
+    const events = ((await (await f.api(`/api/sessions/${id}/events?limit=1000`)).json()) as { events: { type: string }[] }).events
+    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['compaction/start', 'compaction/summary', 'compaction/end']))
+    const verdict = (await (await f.api(`/api/sessions/${id}/verify`)).json()) as { ok: boolean }
+    expect(verdict.ok).toBe(true)
+    expect((await f.post('/api/sessions/no-such-session/compact')).status).toBe(404)
+  })
+
   it('pages the session list', async () => {
     await newSession()
     await newSession()
