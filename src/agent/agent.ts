@@ -298,21 +298,28 @@ export class Agent {
   /**
    * Ends the turn with exactly one `turn/end`: whatever is still open (tool calls without a result, the step)
    * is closed first by the crash-repair closers, with this turn's reason. A closer a guard refuses is reported
-   * and committed anyway, because a turn left open would refuse every later turn; one the store refuses
+   * and committed anyway, because a turn left open would refuse every later turn; one the store refuses twice
    * leaves the turn open in memory for {@link closeStaleTurn} to close before the next turn.
    */
   #closeTurn(turnStartSeq: number, reason: TurnEndReason, turn: number, step: number): void {
-    for (const closer of this.#closersFrom(turnStartSeq, reason)) {
+    for (const closer of this.#closersFrom(turnStartSeq, reason)) if (!this.#writeCloser(closer, turn, step)) return
+  }
+
+  /** One closer, through the guards first; over a veto, unguarded; a store that failed once gets one more try. */
+  #writeCloser(closer: CloserEvent, turn: number, step: number): boolean {
+    try {
+      this.#appendClosing(closer, true)
+      return true
+    } catch (refused) {
+      this.#report(refused, turn, step)
+    }
+    for (let attempt = 1; ; attempt++) {
       try {
-        this.#appendClosing(closer, true)
-      } catch (refused) {
-        this.#report(refused, turn, step)
-        try {
-          this.#appendClosing(closer, false)
-        } catch (failed) {
-          this.#report(failed, turn, step)
-          return
-        }
+        this.#appendClosing(closer, false)
+        return true
+      } catch (failed) {
+        this.#report(failed, turn, step)
+        if (attempt === 2) return false
       }
     }
   }

@@ -7,8 +7,6 @@ import type { DefinedTool } from '../tools/define-tool.js'
 import type { ToolCall, ToolCallResult } from './hook-types.js'
 import { abortedBeforeDispatch, errorResult, postExecuteToolCall, prepareToolCall, runToolBody, type ToolOutcome, type ToolStageContext } from './tool-pipeline.js'
 
-export { errorResult } from './tool-pipeline.js'
-
 /** What the scheduler needs from the step that runs it. */
 export interface ToolBatchContext extends ToolStageContext {
   readonly session: Session

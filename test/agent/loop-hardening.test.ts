@@ -256,12 +256,20 @@ describe('LOOP-HARDENING: a refused append never poisons the session', () => {
     })
   }
 
-  it('a store that cannot write turn/end: reported, and the next turn first closes the stale one', async () => {
-    const store = faultyStore(firstMatches(2, (e) => e.type === 'turn/end'))
+  it('a store that fails turn/end once is retried; one that keeps failing is reported, and the next turn first closes the stale one', async () => {
+    const once = faultyStore(firstMatches(1, (e) => e.type === 'turn/end'))
+    const g = await loopFixture([{ text: 'one' }], { store: once })
+    g.agent.followup('go')
+    await g.agent.whenIdle()
+    expect(g.turnEnds()).toEqual([{ kind: 'completed' }])
+    expect(g.errors).toHaveLength(1)
+
+    // Three failures: the guarded append, then both unguarded tries.
+    const store = faultyStore(firstMatches(3, (e) => e.type === 'turn/end'))
     const f = await loopFixture([{ text: 'one' }, { text: 'two' }], { store })
     f.agent.followup('go')
     await f.agent.whenIdle()
-    expect(f.errors.map((e) => (e as { code?: string }).code)).toEqual(['STORE_WRITE_FAILED', 'STORE_WRITE_FAILED'])
+    expect(f.errors.map((e) => (e as { code?: string }).code)).toEqual(['STORE_WRITE_FAILED', 'STORE_WRITE_FAILED', 'STORE_WRITE_FAILED'])
     expect(f.agent.session.openTurn).toBe(1)
     f.agent.followup('again')
     await f.agent.whenIdle()
