@@ -94,7 +94,8 @@ export class SessionDirectory {
       if (needle !== '' && !summary.title.toLowerCase().includes(needle) && !stored.id.toLowerCase().startsWith(needle)) continue
       rows.push({ ...summary, status, updatedAt: new Date(updatedAt).toISOString() })
     }
-    rows.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
+    // Newest activity first; equal times by id, so a page boundary does not depend on the store's listing order.
+    rows.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     return { sessions: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
   }
 }

@@ -157,6 +157,14 @@ describe('serve API: routes', () => {
   it('pages the session list', async () => {
     await newSession()
     await newSession()
+    // The list is ordered by last activity: let earlier tests' sessions finish writing (timer flushes move a
+    // session up), so the two pages are read from the same order.
+    const order = async (): Promise<string> => ((await (await f.api('/api/sessions?limit=500')).json()) as { sessions: Row[] }).sessions.map((r) => r.id).join()
+    await f.until(async () => {
+      const before = await order()
+      await new Promise((r) => setTimeout(r, 150))
+      return before === (await order())
+    })
     const first = (await (await f.api('/api/sessions?limit=1')).json()) as { sessions: Row[]; total: number; next?: number }
     expect(first.sessions).toHaveLength(1)
     expect(first.next).toBe(1)
