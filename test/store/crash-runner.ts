@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
+import { bundleTestChild, prng } from '../support/child-process-kit.js'
 import { z } from 'zod'
 import { closerEvents, createHarness, defineTool, scriptedAdapter, verifySessionLog, type SessionEvent } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
@@ -56,35 +56,9 @@ export interface CrashReport {
 
 const here = dirname(fileURLToPath(import.meta.url))
 
-function prng(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-/**
- * Bundles the child once: starting it under `node --import tsx` costs seconds per process on a small CI box
- * (the loader transpiles and resolves every module), a bundle of the same TypeScript sources starts in a
- * fraction of that, and the test starts a child per kill.
- */
-async function bundleChild(outDir: string): Promise<string> {
-  const outfile = join(outDir, 'crash-child.mjs')
-  await build({
-    entryPoints: [join(here, 'crash-child.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile,
-    logLevel: 'error',
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  })
-  return outfile
+/** Bundles the child once (see bundleTestChild): the test starts a child per kill. */
+function bundleChild(outDir: string): Promise<string> {
+  return bundleTestChild(join(here, 'crash-child.ts'), outDir)
 }
 
 interface Child {

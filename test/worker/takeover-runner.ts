@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
-import { build } from 'esbuild'
+import { bundleTestChild, prng } from '../support/child-process-kit.js'
 import pg from 'pg'
 import { Session, verifySessionLog, type SessionEvent } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
@@ -64,37 +64,14 @@ interface Worker {
 const here = dirname(fileURLToPath(import.meta.url))
 const SCHEMA = 'takeover'
 
-function prng(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /**
  * Bundles the worker child into `outDir` and returns the file: a bundle starts in a fraction of the time
  * `node --import tsx` needs on a loaded box (see crash-runner.ts). Also used by the benchmark.
  */
-export async function bundleChild(outDir: string): Promise<string> {
-  const outfile = join(outDir, 'takeover-child.mjs')
-  await build({
-    entryPoints: [join(here, 'takeover-child.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile,
-    logLevel: 'error',
-    external: ['pg-native'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  })
-  return outfile
+export function bundleChild(outDir: string): Promise<string> {
+  return bundleTestChild(join(here, 'takeover-child.ts'), outDir, ['pg-native'])
 }
 
 /** Runs the takeover scenario on a scratch database (dropped afterwards) and returns what it saw. */
