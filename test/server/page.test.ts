@@ -92,6 +92,8 @@ describe('serve web page (headless Chromium)', { timeout: 30_000 }, () => {
     await page.keyboard.press('ArrowUp')
     await page.keyboard.press('Enter')
     await page.waitForSelector('.tool-panel')
+    // The panel fetches the result after it opens: wait for it rather than read the first paint.
+    await page.locator('.tool-panel').getByText('echo: timeline please').first().waitFor()
     expect(await page.locator('.tool-panel').innerText()).toContain('echo: timeline please')
     await page.close()
   })
