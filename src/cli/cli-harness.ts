@@ -1,3 +1,4 @@
+import type { NetworkPolicy } from '../tools/builtin/bash.js'
 import { createHarness, type Harness } from '../agent/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import { DEEPSEEK_MODELS } from '../llm/adapters/deepseek.js'
@@ -34,7 +35,7 @@ export interface CliHarnessOptions {
   readonly store: SessionStore
   /** Where `bash` runs (default bwrap) and whether it keeps the network (default false). */
   readonly sandbox?: SandboxMode
-  readonly network?: boolean
+  readonly network?: NetworkPolicy
   /** Answers permission questions; absent = asks are denied (non-interactive without --yes). */
   readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer | { readonly answer: PermissionAnswer; readonly by: 'user' | 'flag' | 'auto' }>
   /** Text appended to the persona: `--system` and the project file (see project-instructions.ts). */
@@ -83,7 +84,7 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
   const { config, route } = options
   let tools
   try {
-    tools = builtinTools({ root: options.root, shell: config.shell, sandbox: options.sandbox ?? 'bwrap', network: options.network === true })
+    tools = builtinTools({ root: options.root, shell: config.shell, sandbox: options.sandbox ?? 'bwrap', network: options.network ?? false })
   } catch (error) {
     if (error instanceof HarnessError) throw new CliError(`tool root ${options.root}: ${error.message}`, EXIT.usage)
     throw error

@@ -5,7 +5,8 @@ export type ReadAnswer = (signal: AbortSignal) => Promise<string | undefined>
 
 /** The question shown for a permission `ask`. */
 export function permissionQuestionText(question: PermissionQuestion): string {
-  return `Allow ${question.tool}${question.subject !== '' ? ` ${question.subject}` : ''}? [y]es / [n]o / [a]lways for this session: `
+  const network = question.network === true ? ' with network access' : ''
+  return `Allow ${question.tool}${question.subject !== '' ? ` ${question.subject}` : ''}${network}? [y]es / [n]o / [a]lways for this session: `
 }
 
 /** Maps a typed answer to a decision; anything unclear is a `no` (a prompt never approves by accident). */

@@ -29,6 +29,8 @@ export interface PermissionQuestion {
   readonly subject: string
   readonly reason: string
   readonly signal: AbortSignal
+  /** Set when the call asks for the host network (a `bash` call passing `network: true`). */
+  readonly network?: true
 }
 
 /** The user's answer: `always` allows this tool for the rest of the agent's session. */
@@ -53,10 +55,14 @@ export interface PermissionPluginOptions {
   readonly defaults?: PermissionRules
 }
 
-/** Reads allowed; writes and the shell ask. A call no rule matches asks too. */
+/**
+ * Reads allowed; writes, the shell and network access ask. A call no rule matches asks too. `network` is a
+ * pseudo-tool: a `bash` call passing `network: true` (see `builtinTools`' `'per-call'` network policy) must
+ * pass the rules for `bash` and for `network`, both matched against the command (e.g. `network: npm install*`).
+ */
 export const DEFAULT_PERMISSION_RULES: PermissionRules = Object.freeze({
   allow: ['read_file', 'list', 'grep', 'glob'],
-  ask: ['write_file', 'edit_file', 'bash'],
+  ask: ['write_file', 'edit_file', 'bash', 'network'],
 })
 
 /** Data of the `permission/decision` event logged for every decision. */
@@ -73,6 +79,8 @@ export interface PermissionDecisionData {
   readonly by: 'rule' | 'default' | 'user' | 'flag' | 'auto' | 'remembered' | 'no-approver'
   readonly rule?: string
   readonly answer?: PermissionAnswer
+  /** Set when the call (a `bash` call passing `network: true`) also asked for the network. */
+  readonly network?: true
 }
 
 const SUBJECT_KEYS: Readonly<Record<string, string>> = { bash: 'command', read_file: 'path', write_file: 'path', edit_file: 'path', list: 'path', grep: 'pattern', glob: 'pattern' }
@@ -89,53 +97,66 @@ const SUBJECT_KEYS: Readonly<Record<string, string>> = { bash: 'command', read_f
 export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<HookRegistrar<LedgerHooks>> {
   const user = compile(options.rules ?? {})
   const defaults = compile(options.defaults ?? DEFAULT_PERMISSION_RULES)
-  const remembered = new Map<string, Set<string>>() // agent id → tools allowed for the session
+  const remembered = new Map<string, Set<string>>() // agent id → tools (and `network`) allowed for the session
+  const pending = new Map<string, Array<Verdict['part']>>() // agent id + call id → what its question is about
+  const judge = (part: Verdict['part'], tool: string, subject: string): Verdict => {
+    const hit = match(user, tool, subject)
+    const chosen = hit ?? match(defaults, tool, subject)
+    return { part, decision: chosen?.decision ?? 'ask', by: hit !== undefined ? 'rule' : 'default', ...(chosen !== undefined ? { rule: chosen.rule } : {}) }
+  }
   return {
     name: 'ledgerloop/permission',
     setup(hooks) {
       const offPre = hooks.on('tools/pre-execute', async ({ agent, call }, next) => {
-        if (remembered.get(agent.id)?.has(call.name) === true) {
-          log(agent.session, call, { decision: 'allow', by: 'remembered' })
-          return next()
-        }
         const subject = subjectOf(call)
-        const hit = match(user, call.name, subject)
-        const chosen = hit ?? match(defaults, call.name, subject)
-        const by = hit !== undefined ? 'rule' : 'default'
-        const decision = chosen?.decision ?? 'ask'
-        const rule = chosen?.rule
-        if (decision === 'deny') {
-          log(agent.session, call, { decision: 'deny', by, ...(rule !== undefined ? { rule } : {}) })
-          return { kind: 'deny', reason: `permission denied for ${call.name}${rule !== undefined ? ` by rule '${rule}'` : ''}` }
+        const memory = remembered.get(agent.id)
+        const parts: Verdict[] = [memory?.has(call.name) === true ? { part: 'tool', decision: 'allow', by: 'remembered' } : judge('tool', call.name, subject)]
+        if (wantsNetwork(call)) parts.push(memory?.has(NETWORK) === true ? { part: 'network', decision: 'allow', by: 'remembered' } : judge('network', NETWORK, subject))
+        const asksNetwork = parts.length > 1 ? { network: true as const } : {}
+        const denied = parts.find((p) => p.decision === 'deny')
+        if (denied !== undefined) {
+          log(agent.session, call, { decision: 'deny', by: denied.by, ...ruleOf(denied), ...asksNetwork })
+          const what = denied.part === 'network' ? `network access for ${call.name}` : call.name
+          return { kind: 'deny', reason: `permission denied for ${what}${denied.rule !== undefined ? ` by rule '${denied.rule}'` : ''}` }
         }
-        if (decision === 'allow') {
-          log(agent.session, call, { decision: 'allow', by, ...(rule !== undefined ? { rule } : {}) })
+        const asking = parts.filter((p) => p.decision === 'ask')
+        if (asking.length === 0) {
+          // The narrowest grant decides what the audit names: the network rule when the call asked for it.
+          const decisive = parts[parts.length - 1] as Verdict
+          log(agent.session, call, { decision: 'allow', by: decisive.by, ...ruleOf(decisive), ...asksNetwork })
           return next()
         }
-        return { kind: 'ask', reason: `${call.name}${subject !== '' ? ` ${subject}` : ''} needs approval` }
+        pending.set(questionKey(agent.id, call.callId), asking.map((p) => p.part))
+        const shown = `${call.name}${subject !== '' ? ` ${subject}` : ''}`
+        return { kind: 'ask', reason: asking.some((p) => p.part === 'network') ? `${shown} asks for network access` : `${shown} needs approval` }
       })
       const offApprove = hooks.on('tools/approve', async ({ agent, call, reason, signal }) => {
+        const key = questionKey(agent.id, call.callId)
+        const asked = pending.get(key) ?? ['tool']
+        pending.delete(key)
+        const asksNetwork = wantsNetwork(call) ? { network: true as const } : {}
         if (options.ask === undefined) {
-          log(agent.session, call, { decision: 'deny', by: 'no-approver' })
+          log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork })
           return { kind: 'deny', reason: `${reason}, and no one can approve it here (run interactively, or allow it with a rule or --yes)` }
         }
         let given: Awaited<ReturnType<NonNullable<PermissionPluginOptions['ask']>>>
         try {
-          given = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal })
+          given = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal, ...asksNetwork })
         } catch (error) {
           // The question went unanswered (a closed prompt, a cancelled turn): the audit log still says the call
           // was not allowed; the loop turns the failure into the call's result.
-          log(agent.session, call, { decision: 'deny', by: 'no-approver' })
+          log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork })
           throw error
         }
         const { answer, by } = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
         if (answer === 'always') {
+          // `always` covers what was asked: the tool, the network, or both, for this agent's session.
           const set = remembered.get(agent.id) ?? new Set<string>()
-          set.add(call.name)
+          for (const part of asked) set.add(part === 'network' ? NETWORK : call.name)
           remembered.set(agent.id, set)
         }
         const allowed = answer === 'yes' || answer === 'always'
-        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by, answer })
+        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by, answer, ...asksNetwork })
         return allowed ? { kind: 'allow' } : { kind: 'deny', reason: by === 'user' ? `the user declined ${call.name}` : `${call.name} was declined (${reason})` }
       })
       return () => {
@@ -144,6 +165,31 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
       }
     },
   }
+}
+
+/** The pseudo-tool whose rules decide whether a `bash` call that passes `network: true` may have the network. */
+const NETWORK = 'network'
+
+/** One part of a call's decision: the tool itself, or (for a `bash` call asking for it) the network. */
+interface Verdict {
+  readonly part: 'tool' | 'network'
+  readonly decision: PermissionDecision
+  readonly by: 'rule' | 'default' | 'remembered'
+  readonly rule?: string
+}
+
+function ruleOf(verdict: Verdict): { rule?: string } {
+  return verdict.rule !== undefined ? { rule: verdict.rule } : {}
+}
+
+function questionKey(agentId: string, callId: string): string {
+  return `${agentId}\u0000${callId}`
+}
+
+/** A `bash` call under the `'per-call'` network policy asking for the host network. */
+function wantsNetwork(call: ToolCall): boolean {
+  const args = call.arguments
+  return call.name === 'bash' && typeof args === 'object' && args !== null && !Array.isArray(args) && args.network === true
 }
 
 interface CompiledRule {
@@ -189,7 +235,7 @@ function subjectOf(call: ToolCall): string {
 function log(
   session: { append(type: string, data: unknown): unknown },
   call: ToolCall,
-  fields: Pick<PermissionDecisionData, 'decision' | 'by'> & Partial<Pick<PermissionDecisionData, 'rule' | 'answer'>>,
+  fields: Pick<PermissionDecisionData, 'decision' | 'by'> & Partial<Pick<PermissionDecisionData, 'rule' | 'answer' | 'network'>>,
 ): void {
   const data: PermissionDecisionData = { turn: call.turn, step: call.step, callId: call.callId, tool: call.name, ...fields }
   session.append('permission/decision', data)

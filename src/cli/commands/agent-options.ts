@@ -11,6 +11,7 @@ import { cliStore, storeSpecOf } from '../cli-harness.js'
 import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../config.js'
 import { projectInstructions, type ProjectInstructions } from '../project-instructions.js'
 import { parseSandboxMode, type SandboxMode } from '../../tools/builtin/sandbox.js'
+import type { NetworkPolicy } from '../../tools/builtin/bash.js'
 import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../providers.js'
 import { mostRecentSession, resolveSessionRef } from '../session-ref.js'
 import { refuseLiveSession } from '../store-spec.js'
@@ -40,6 +41,7 @@ export interface AgentFlags {
   readonly otlp?: string
   readonly sandbox?: SandboxMode
   readonly network?: boolean
+  readonly networkAsk?: boolean
   /** Send through the store's inbox and follow the session while a worker runs it (`postgres://` stores). */
   readonly attach?: boolean
 }
@@ -61,9 +63,9 @@ export interface PreparedRun {
   readonly repairs: readonly string[]
   /** The base URL the route talks to, when it is not the provider's default (remembered for resumes). */
   readonly baseURL?: string
-  /** Where `bash` runs (`--sandbox`, default bwrap) and whether it keeps the network (`--network`). */
+  /** Where `bash` runs (`--sandbox`, default bwrap) and when it keeps the network (`--network`: always; `--network-ask`: per call). */
   readonly sandbox: SandboxMode
-  readonly network: boolean
+  readonly network: NetworkPolicy
 }
 
 /** Adds `--store` (every command has it). */
@@ -97,6 +99,7 @@ export function addAgentOptions(command: Command): Command {
       .option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)')
       .option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode)
       .option('--network', 'let sandboxed bash commands use the network')
+      .option('--network-ask', "let a bash call ask for the network; the permission rules for 'network' decide (default: you are asked)")
       .option('--attach', "send the input through the store's inbox and follow the session while a worker runs it (postgres:// stores)"),
   )
 }
@@ -197,7 +200,7 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
     }
     const instructions = projectInstructions(config.system, root, config.projectFile)
     const baseURL = route.baseURL
-    return { config, route, root, scratchRoot, store, instructions, repairs, sandbox: flags.sandbox ?? 'bwrap', network: flags.network === true, ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
+    return { config, route, root, scratchRoot, store, instructions, repairs, sandbox: flags.sandbox ?? 'bwrap', network: flags.network === true ? true : flags.networkAsk === true ? 'per-call' : false, ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
   } catch (error) {
     await store.close()
     throw error

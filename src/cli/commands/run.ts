@@ -124,7 +124,7 @@ export function announce(output: SessionOutput, style: Style, prepared: Prepared
   for (const source of prepared.instructions.sources) output.notice(style.dim(`instructions: ${source}`))
   // An unsandboxed shell is a choice the user must keep seeing, so it goes into every turn's footer.
   if (prepared.config.shell && prepared.sandbox === 'off') output.renderer?.setFooterNote(style.yellow('sandbox: off'))
-  else if (prepared.config.shell && prepared.network) output.renderer?.setFooterNote(style.yellow('network: on'))
+  else if (prepared.config.shell && prepared.network !== false) output.renderer?.setFooterNote(style.yellow(prepared.network === true ? 'network: on' : 'network: on request'))
 }
 
 async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prepared: PreparedRun): Promise<number> {

@@ -41,14 +41,21 @@ if others; then echo leftovers >&3; fi
 exit "$status"
 `
 
-/** How `bash` runs: the sandbox mode, whether the sandbox keeps the network, and the limits. */
+/**
+ * Whether sandboxed commands reach the network: `false` never (a new, empty network namespace), `true` always,
+ * `'per-call'` only for a call whose arguments say `network: true` — a permission rule on the pseudo-tool
+ * `network` (see `permissionPlugin`) then decides whether such a call may run.
+ */
+export type NetworkPolicy = boolean | 'per-call'
+
+/** How `bash` runs: the sandbox mode, when the sandbox keeps the network, and the limits. */
 export interface BashOptions {
   readonly sandbox: SandboxMode
-  readonly network: boolean
+  readonly network: NetworkPolicy
   readonly limits: ResolvedToolLimits
 }
 
-const parameters = z.object({
+const baseParameters = z.object({
   command: z.string().min(1).describe('Bash command line, run with the workspace root as working directory'),
   timeoutMs: z
     .number()
@@ -59,8 +66,16 @@ const parameters = z.object({
     .describe(`Milliseconds before the command is killed (default ${BASH_DEFAULT_TIMEOUT_MS})`),
 })
 
-/** Arguments of `bash`. */
-export type BashArgs = z.infer<typeof parameters>
+// Offered only under the 'per-call' policy, so a model never sees a switch that would do nothing.
+const perCallParameters = baseParameters.extend({
+  network: z
+    .boolean()
+    .optional()
+    .describe('Set true only when the command needs the network (e.g. installing packages); it may need the user\'s approval'),
+})
+
+/** Arguments of `bash` (`network` exists only under the `'per-call'` network policy). */
+export type BashArgs = z.infer<typeof perCallParameters>
 
 type Ending =
   | { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null }
@@ -83,14 +98,16 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
     description:
       'Run a bash command in the workspace root (no stdin, no terminal). ' +
       (options.sandbox === 'bwrap'
-        ? `It runs in a sandbox: only the workspace and /tmp are writable${options.network ? '' : ', there is no network'}. `
+        ? `It runs in a sandbox: only the workspace and /tmp are writable${networkNote(options.network)}. `
         : '') +
       'Returns stdout and stderr interleaved and the ' +
       `exit code. Killed after timeoutMs (default ${BASH_DEFAULT_TIMEOUT_MS / 1000} s). Background jobs are stopped when ` +
       `the command exits. Output beyond ${(BASH_HEAD_BYTES + BASH_TAIL_BYTES) / 1024} KiB is cut from the middle.`,
-    parameters,
+    // The base schema is the per-call one minus an optional field, so its values fit BashArgs (network absent).
+    parameters: options.network === 'per-call' ? perCallParameters : (baseParameters as typeof perCallParameters),
     concurrencySafe: false,
-    async execute({ command, timeoutMs = BASH_DEFAULT_TIMEOUT_MS }, ctx): Promise<ToolOutput> {
+    async execute({ command, timeoutMs = BASH_DEFAULT_TIMEOUT_MS, network: wantsNetwork }, ctx): Promise<ToolOutput> {
+      const network = options.network === true || (options.network === 'per-call' && wantsNetwork === true)
       throwIfAborted(ctx.signal)
       const env = shellEnv()
       let cap: ProcessCap | undefined
@@ -99,7 +116,7 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
         const probe = await probeSandbox(env.PATH ?? '')
         if (!probe.ok) throw sandboxUnavailable(probe.reason)
         cap = await prepareProcessCap(options.limits.maxProcesses)
-        const policy = { workspace: workspace.root, network: options.network, hidden: defaultHiddenPaths() }
+        const policy = { workspace: workspace.root, network, hidden: defaultHiddenPaths() }
         argv = [...cap.wrap, probe.bwrap, ...bwrapArguments(policy, ['bash', '-c', cap.shellPrelude + SUPERVISOR, 'ledgerloop-bash', command])]
         // The host's TMPDIR may be a read-only path in there; the sandbox's own /tmp is writable.
         env.TMPDIR = '/tmp'
@@ -133,7 +150,7 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
         if (ending.kind === 'abort') {
           throw new HarnessError(`command was cancelled and its process group was killed.${outputSection(text, cutBytes)}`, 'ABORTED')
         }
-        const sandbox = { sandbox: options.sandbox, ...(cap !== undefined ? { processLimit: cap.kind } : {}) }
+        const sandbox = { sandbox: options.sandbox, ...(cap !== undefined ? { processLimit: cap.kind, network } : {}) }
         return formatExit(ending, text, cutBytes, stoppedLeftovers, durationMs, sandbox)
       } finally {
         if (pgid !== undefined) untrackGroup(pgid)
@@ -142,6 +159,12 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
       }
     },
   })
+}
+
+function networkNote(policy: NetworkPolicy): string {
+  if (policy === true) return ''
+  if (policy === false) return ', there is no network'
+  return ', there is no network unless you pass network: true'
 }
 
 function waitForEnding(child: ChildProcess, timeoutMs: number, signal: AbortSignal): Promise<Ending> {
@@ -165,7 +188,7 @@ function formatExit(
   cutBytes: number,
   stoppedLeftovers: boolean,
   durationMs: number,
-  sandbox: Record<string, string>,
+  sandbox: Record<string, string | boolean>,
 ): ToolOutput {
   const status = ending.code !== null ? `exit code ${ending.code}` : `killed by signal ${ending.signal ?? 'unknown'}`
   const notes = [status]

@@ -1,5 +1,6 @@
+import { HarnessError } from '../../errors/harness-error.js'
 import type { DefinedTool } from '../define-tool.js'
-import { bashTool } from './bash.js'
+import { bashTool, type NetworkPolicy } from './bash.js'
 import { editFileTool } from './edit-file.js'
 import { globTool } from './glob.js'
 import { grepTool } from './grep.js'
@@ -21,8 +22,12 @@ export interface BuiltinToolsOptions {
    * `SANDBOX_UNAVAILABLE` when it cannot start; `'off'` directly on the host with all of the user's rights.
    */
   readonly sandbox?: SandboxMode
-  /** Let sandboxed commands use the network (default false: a new, empty network namespace). */
-  readonly network?: boolean
+  /**
+   * Let sandboxed commands use the network: `false` (default: a new, empty network namespace), `true` (always),
+   * or `'per-call'` (only calls that pass `network: true`, which `permissionPlugin` checks against rules on the
+   * pseudo-tool `network`; without that plugin the model alone decides).
+   */
+  readonly network?: NetworkPolicy
   /** Size, count and time limits; see {@link ToolLimits} for the defaults. */
   readonly limits?: ToolLimits
 }
@@ -51,7 +56,7 @@ export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
     erase(grepTool(workspace, limits)),
     erase(globTool(workspace, limits)),
   ]
-  if (options.shell === true) tools.push(erase(bashTool(workspace, { sandbox, network: options.network === true, limits })))
+  if (options.shell === true) tools.push(erase(bashTool(workspace, { sandbox, network: parseNetworkPolicy(options.network), limits })))
   return tools
 }
 
@@ -66,3 +71,14 @@ function erase<Args>(tool: DefinedTool<Args>): DefinedTool {
 export { Workspace, type WorkspacePath } from './workspace-path.js'
 export { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.js'
 export type { SandboxMode } from './sandbox.js'
+export type { NetworkPolicy } from './bash.js'
+
+/**
+ * Checks a network policy given at run time (JavaScript callers, config files).
+ * @throws HarnessError `INVALID_CONFIG` for anything but `true`, `false`, `'per-call'` or `undefined`
+ */
+function parseNetworkPolicy(value: unknown): NetworkPolicy {
+  if (value === undefined) return false
+  if (value === true || value === false || value === 'per-call') return value
+  throw new HarnessError(`network must be true, false or 'per-call', not ${JSON.stringify(value)}`, 'INVALID_CONFIG')
+}

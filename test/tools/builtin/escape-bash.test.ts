@@ -150,6 +150,23 @@ describe('bash escape suite (sandbox on, the default)', () => {
       expect(host.connections()).toBe(0)
     })
 
+    it("per-call: only a call passing network: true reaches it; under the default policy the argument does nothing", async () => {
+      const root = await tempDir()
+      const host = await listen()
+      const perCall = toolsFor(root, true, { network: 'per-call' }).bash
+      const closed = ran(await call(perCall, { command: attempt(host.port) }))
+      expect(closed).not.toContain('HELLO-FROM-HOST')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(host.connections()).toBe(0)
+      const sneaky = ran(await call(toolsFor(root, true).bash, { command: attempt(host.port), network: true }))
+      expect(sneaky).not.toContain('HELLO-FROM-HOST')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(host.connections()).toBe(0)
+      const open = await call(perCall, { command: attempt(host.port), network: true })
+      expect(ran(open)).toContain('HELLO-FROM-HOST')
+      expect(host.connections()).toBeGreaterThan(0)
+    })
+
     it('is reachable with network: true (the documented way to widen the sandbox)', async () => {
       const root = await tempDir()
       const host = await listen()
