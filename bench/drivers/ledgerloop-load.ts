@@ -38,6 +38,8 @@ async function build(store: string, dir: string, events: number): Promise<void> 
 }
 
 async function load(store: string, dir: string, id: string): Promise<void> {
+  // Module loading is not part of the figure: load the SQLite module (and its native addon) first.
+  if (store === 'sqlite') await import('../../dist/store/sqlite.js')
   const gc = (globalThis as { gc?: () => void }).gc
   gc?.()
   const t0 = performance.now()

@@ -127,7 +127,10 @@ export interface ListRun {
   readonly listMs: number
   /** The same call again in the same process. */
   readonly warmMs: number
-  /** `ledgerloop sessions --limit 20 --json` wall time minus the same command on an empty folder. */
+  /** `ledgerloop sessions --limit 20 --json` wall time on the folder, and on an empty folder. */
+  readonly cliMs: number
+  readonly cliEmptyMs: number
+  /** The difference: the command's work beyond starting up. */
   readonly cliWorkMs: number
   readonly limitHonoured: boolean
 }
@@ -163,7 +166,7 @@ export async function measureSessions(ctx: ExtrasContext, count: number, runs: n
       const [full, base] = i % 2 === 0 ? [first, second] : [second, first]
       const run: ListRun = {
         listMs: Number(result['listMs']), warmMs: Number(result['warmMs']),
-        cliWorkMs: full.wallMs - base.wallMs, limitHonoured: result['limitHonoured'] === true,
+        cliMs: full.wallMs, cliEmptyMs: base.wallMs, cliWorkMs: full.wallMs - base.wallMs, limitHonoured: result['limitHonoured'] === true,
       }
       list.push(run)
       ctx.log(`sessions ${count.toLocaleString('en-US')} run ${i + 1}/${runs}: list(limit 20) ${run.listMs.toFixed(1)} ms (warm ${run.warmMs.toFixed(1)} ms${run.limitHonoured ? '' : ', limit ignored: whole list'}), CLI work ${run.cliWorkMs.toFixed(0)} ms`)
