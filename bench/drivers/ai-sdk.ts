@@ -5,7 +5,7 @@ import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/pr
 import { isStepCount, jsonSchema, streamText, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import type { CreateDriver } from '../src/driver.ts'
-import { PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
 
 const USAGE: LanguageModelV4Usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
@@ -61,7 +61,7 @@ export const createDriver: CreateDriver = async () => ({
       async go() {
         const result = streamText({
           model,
-          system: 'You are a benchmark agent.',
+          system: SYSTEM_PROMPT,
           prompt: PROMPT,
           tools: { [TOOL_NAME]: bump },
           stopWhen: isStepCount(workload.steps + 1),

@@ -13,7 +13,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CreateDriver } from '../src/driver.ts'
-import { PROMPT, STEP_TEXT, TOOL_DESCRIPTION, TOOL_NAME, type StepPlan, type Workload } from '../src/workload.ts'
+import { PROMPT, SYSTEM_PROMPT, STEP_TEXT, TOOL_DESCRIPTION, TOOL_NAME, type StepPlan, type Workload } from '../src/workload.ts'
 
 type Policy = 'serialise' | 'fsync-step' | 'fsync-2' | 'fsync-tool-turn'
 const POLICIES: readonly string[] = ['serialise', 'fsync-step', 'fsync-2', 'fsync-tool-turn']
@@ -87,7 +87,7 @@ export const createDriver: CreateDriver = async (variant, options) => {
           log.add('request/header', {
             header: {
               config: { provider: 'scripted', model: 'bench' },
-              system: 'You are a benchmark agent.',
+              system: SYSTEM_PROMPT,
               tools: [{ name: TOOL_NAME, description: TOOL_DESCRIPTION, parameters: { type: 'object', properties: { step: { type: 'number' } } } }],
             },
             reason: 'initial',

@@ -10,7 +10,7 @@ import { MemorySaver } from '@langchain/langgraph'
 import { createReactAgent } from '@langchain/langgraph/prebuilt'
 import { z } from 'zod'
 import type { CreateDriver } from '../src/driver.ts'
-import { PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
 
 class ScriptedChatModel extends BaseChatModel {
   private readonly workload: Workload
@@ -77,7 +77,7 @@ export const createDriver: CreateDriver = async (variant) => ({
       llm: new ScriptedChatModel(workload),
       tools: [bump],
       ...(variant === 'no-checkpointer' ? {} : { checkpointSaver: new MemorySaver() }),
-      prompt: 'You are a benchmark agent.',
+      prompt: SYSTEM_PROMPT,
     })
     const config = {
       configurable: { thread_id: `bench-${++threads}` },

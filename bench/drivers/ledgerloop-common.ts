@@ -3,40 +3,104 @@
 // Until the lead lands the loop, ../dist/index.js lacks createHarness and the
 // runner marks these rows "not built yet" without starting them.
 import { createHarness, defineTool, JsonlStore, MemoryStore, scriptedAdapter } from '../../dist/index.js'
-import { PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
+import type { GenerateOptions, LlmAdapter, StreamChunk } from '../../dist/index.js'
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
 
 export type StoreKind = 'memory' | 'jsonl' | 'sqlite'
 
-export function storeKind(name: string): StoreKind {
-  if (name === 'memory' || name === 'jsonl' || name === 'sqlite') return name
-  throw new Error(`unknown ledgerloop store '${name}'`)
+/**
+ * A ledgerloop row's set-up, parsed from a variant such as `memory`, `memory+replay`, `memory+scope`,
+ * `jsonl+interval`: the store, then `+` flags.
+ * - `replay`: the model is `scriptedAdapter` (prebuilt frozen chunks replayed without a generator: the fast
+ *   path); without it the model is a plain `async *` generator that builds each chunk as it goes, as a real
+ *   adapter (and every peer's test double) does.
+ * - `scope`: `createHarness({ initiatorScope: true })` (an AsyncLocalStorage frame around every agent's work).
+ * - `interval`: `new JsonlStore({ dir, fsync: 'interval' })` (batched writes without an fsync per step).
+ */
+export interface LedgerVariant {
+  readonly store: StoreKind
+  readonly replay: boolean
+  readonly scope: boolean
+  readonly interval: boolean
 }
 
-async function openStore(kind: StoreKind, dir: string) {
-  if (kind === 'memory') return new MemoryStore()
-  if (kind === 'jsonl') return new JsonlStore({ dir })
+export function parseVariant(variant: string): LedgerVariant {
+  const [store = '', ...flags] = variant.split('+')
+  if (store !== 'memory' && store !== 'jsonl' && store !== 'sqlite') throw new Error(`unknown ledgerloop store '${store}'`)
+  const known = new Set(['replay', 'scope', 'interval'])
+  for (const flag of flags) if (!known.has(flag)) throw new Error(`unknown ledgerloop flag '${flag}' in '${variant}'`)
+  if (flags.includes('interval') && store !== 'jsonl') throw new Error(`'interval' needs the jsonl store ('${variant}')`)
+  return { store, replay: flags.includes('replay'), scope: flags.includes('scope'), interval: flags.includes('interval') }
+}
+
+/** Thrown when the build at hand has no `fsync: 'interval'` mode: the runner reports the row "not available". */
+export const NOT_AVAILABLE = 'NOT AVAILABLE'
+
+/** `new JsonlStore({ dir, fsync: 'interval' })`, or an error naming why this build refuses it. */
+export function intervalJsonlStore(dir: string): JsonlStore {
+  // The option may not be in this build's types yet: pass it as data and let the store accept or refuse it.
+  const options = { dir, fsync: 'interval' } as unknown as ConstructorParameters<typeof JsonlStore>[0]
+  try {
+    return new JsonlStore(options)
+  } catch (error) {
+    throw new Error(`${NOT_AVAILABLE}: JsonlStore refuses fsync 'interval' (${error instanceof Error ? error.message : String(error)})`)
+  }
+}
+
+export async function openStore(v: Pick<LedgerVariant, 'store' | 'interval'>, dir: string) {
+  if (v.store === 'memory') return new MemoryStore()
+  if (v.store === 'jsonl') return v.interval ? intervalJsonlStore(dir) : new JsonlStore({ dir })
   const { SqliteStore } = await import('../../dist/store/sqlite.js')
   return new SqliteStore({ path: `${dir}/sessions.sqlite` })
 }
 
 type LedgerAgent = Awaited<ReturnType<ReturnType<typeof createHarness>['createAgent']>>
 
-/** A harness whose scripted model and tool play whichever workload is current. */
+/** A harness whose model and tool play whichever workload is current. */
 export interface BenchHarness {
   current: Workload | undefined
+  readonly harness: ReturnType<typeof createHarness>
   newAgent(): Promise<LedgerAgent>
   /** Disposes a run's agent and frees its session where the store holds it in memory. */
   release(agent: LedgerAgent): Promise<void>
   close(): Promise<void>
 }
 
-export async function openHarness(kind: StoreKind, dir: string): Promise<BenchHarness> {
-  const state: { current: Workload | undefined } = { current: undefined }
-  const workload = () => {
-    if (!state.current) throw new Error('no current workload')
-    return state.current
+const USAGE = { inputTokens: 10, outputTokens: 5 }
+
+/**
+ * The plain model: an `async *` generator that asks the workload for the step's plan and builds every chunk
+ * object as it yields it (nothing prebuilt, nothing frozen), the shape of the peers' test doubles.
+ */
+export function plainAdapter(provider: string, workload: () => Workload): LlmAdapter {
+  return {
+    provider,
+    async *stream(request: GenerateOptions): AsyncGenerator<StreamChunk> {
+      const plan = workload().beginStep(request.messages.length)
+      const signal = request.signal
+      yield { type: 'block-start', index: 0, blockType: 'text' }
+      let text = ''
+      for (const delta of plan.chunks) {
+        signal?.throwIfAborted()
+        text += delta
+        yield { type: 'text-delta', index: 0, text: delta }
+      }
+      yield { type: 'block-end', index: 0, block: { type: 'text', text } }
+      const call = plan.toolCall
+      if (call) {
+        yield { type: 'block-start', index: 1, blockType: 'tool-call' }
+        yield { type: 'tool-call-delta', index: 1, id: call.id, name: call.name, argumentsDelta: call.argumentsJson }
+        yield { type: 'block-end', index: 1, block: { type: 'tool-call', id: call.id, name: call.name, arguments: call.argumentsJson } }
+      }
+      yield { type: 'usage', usage: { ...USAGE } }
+      yield { type: 'finish', reason: { kind: call ? 'tool-calls' : 'stop' } }
+    },
   }
-  const adapter = scriptedAdapter({
+}
+
+/** The fast path: `scriptedAdapter` replaying the step's chunks, prebuilt and frozen, without a generator. */
+function replayAdapter(workload: () => Workload): LlmAdapter {
+  return scriptedAdapter({
     // Every request holds the whole history: recording them all would grow quadratically over a long turn.
     recordRequests: false,
     script: (request) => {
@@ -46,19 +110,35 @@ export async function openHarness(kind: StoreKind, dir: string): Promise<BenchHa
         text: [...plan.chunks],
         ...(call ? { toolCalls: [{ id: call.id, name: call.name, arguments: call.argumentsJson }] } : {}),
         finish: call ? 'tool-calls' : 'stop',
-        usage: { inputTokens: 10, outputTokens: 5 },
+        usage: USAGE,
       }
     },
   })
+}
+
+export async function openHarness(variant: LedgerVariant, dir: string): Promise<BenchHarness> {
+  const state: { current: Workload | undefined } = { current: undefined }
+  const workload = () => {
+    if (!state.current) throw new Error('no current workload')
+    return state.current
+  }
+  const adapter = variant.replay ? replayAdapter(workload) : plainAdapter('scripted', workload)
   const bump = defineTool({
     name: TOOL_NAME,
     description: TOOL_DESCRIPTION,
     parameters: { type: 'object', properties: { step: { type: 'number' } }, required: ['step'] },
     execute: (args: unknown) => workload().runTool(args),
   })
-  const store = await openStore(kind, dir)
-  const harness = createHarness({ store, adapters: [adapter], tools: [bump] })
+  const store = await openStore(variant, dir)
+  const harness = createHarness({
+    store,
+    adapters: [adapter],
+    tools: [bump],
+    system: SYSTEM_PROMPT,
+    ...(variant.scope ? { initiatorScope: true } : {}),
+  })
   return {
+    harness,
     get current() {
       return state.current
     },
@@ -84,9 +164,9 @@ function lastTurnEnd(agent: LedgerAgent, from: number): number {
 }
 
 /** Send the prompt as a new turn and wait until that turn has ended; throw unless it completed. */
-export async function runTurn(agent: LedgerAgent): Promise<void> {
+export async function runTurn(agent: LedgerAgent, prompt: string = PROMPT): Promise<void> {
   const from = agent.session.length
-  agent.followup(PROMPT)
+  agent.followup(prompt)
   // whenIdle may resolve before the wake is observed; wait for the turn/end itself (bounded).
   for (let i = 0; i < 1000 && lastTurnEnd(agent, from) < 0; i++) {
     await agent.whenIdle()

@@ -5,7 +5,7 @@
 // at 100k events as at 1k (DESIGN.md, "Performance design").
 import type { CreateDriver } from '../src/driver.ts'
 import { Workload } from '../src/workload.ts'
-import { openHarness, runTurn, storeKind } from './ledgerloop-common.ts'
+import { openHarness, parseVariant, runTurn } from './ledgerloop-common.ts'
 
 /** Steps per pre-fill turn (a session is many turns, not one giant turn). */
 const PREFILL_TURN_STEPS = 100
@@ -17,7 +17,7 @@ export const createDriver: CreateDriver = async (variant, options) => {
   const [store = '', size = ''] = variant.split(':')
   const target = Number(size)
   if (!Number.isSafeInteger(target) || target < 1) throw new Error(`bad scaling variant '${variant}'`)
-  const bench = await openHarness(storeKind(store), options.tmpDir)
+  const bench = await openHarness(parseVariant(store), options.tmpDir)
   // Warm the JIT on a separate session first, so a small pre-fill (1k events is ~30 steps) does not leave the
   // timed steps half-compiled while a large one is fully optimised: sizes must differ only in session length.
   const warm = await bench.newAgent()

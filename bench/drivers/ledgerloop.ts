@@ -1,11 +1,13 @@
-// ledgerloop: createHarness + scriptedAdapter + defineTool, one fresh agent per
-// run, with the store named by the variant: memory, jsonl (durable) or sqlite.
-// No plugins: the invariant plugin is off, as the targets in issue 7 specify.
+// ledgerloop: createHarness + a model adapter + defineTool, one fresh agent per
+// run, set up as the variant says (see parseVariant in ledgerloop-common.ts):
+// the store (memory, jsonl, sqlite), then +replay (scriptedAdapter's fast path
+// instead of a plain async* generator), +scope (initiatorScope), +interval
+// (JSONL fsync 'interval'). No plugins: the invariant plugin is off.
 import type { CreateDriver } from '../src/driver.ts'
-import { openHarness, runTurn, storeKind } from './ledgerloop-common.ts'
+import { openHarness, parseVariant, runTurn } from './ledgerloop-common.ts'
 
 export const createDriver: CreateDriver = async (variant, options) => {
-  const bench = await openHarness(storeKind(variant), options.tmpDir)
+  const bench = await openHarness(parseVariant(variant), options.tmpDir)
   return {
     async prepare(workload) {
       bench.current = workload

@@ -4,7 +4,7 @@
 import { Agent, run, setTracingDisabled, tool, type Model, type ModelRequest, type ModelResponse } from '@openai/agents'
 import { z } from 'zod'
 import type { CreateDriver } from '../src/driver.ts'
-import { PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type StepPlan, type Workload } from '../src/workload.ts'
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type StepPlan, type Workload } from '../src/workload.ts'
 
 setTracingDisabled(true)
 
@@ -70,7 +70,7 @@ export const createDriver: CreateDriver = async () => ({
     })
     const agent = new Agent({
       name: 'bench',
-      instructions: 'You are a benchmark agent.',
+      instructions: SYSTEM_PROMPT,
       model: new ScriptedModel(workload),
       tools: [bump],
     })

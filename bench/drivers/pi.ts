@@ -10,7 +10,7 @@ import {
   type Usage,
 } from '@mariozechner/pi-ai'
 import type { CreateDriver } from '../src/driver.ts'
-import { PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
 
 const model: Model<'openai-completions'> = {
   id: 'bench',
@@ -77,7 +77,7 @@ export const createDriver: CreateDriver = async () => ({
       },
     }
     const agent = new Agent({
-      initialState: { systemPrompt: 'You are a benchmark agent.', model, tools: [bump], messages: [] },
+      initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: [bump], messages: [] },
       streamFn: scriptedStream(workload),
       toolExecution: 'sequential',
     })

@@ -2,12 +2,16 @@
  * PostgreSQL rows (issue 12). Not a test; numbers depend on the machine and on whatever else shares it.
  *
  *   npx tsx bench/micro/postgres-workers.ts [--workers 1,2,4] [--sessions 40] [--turns 5] [--steps 300]
+ *     [--per-step-only] [--floor-first] [--json]
  *
  * 1. Turns per second against worker processes: `--sessions` sessions each get `--turns` followups through the
  *    inbox; N worker processes (concurrency 4 each) serve them with a scripted model that waits 50 ms per
  *    request (I/O-bound, as with a real model) and one tool call per turn (two requests per turn).
  * 2. Per-step cost of PostgresStore (append a step's ~25 events, flush: one statement with the epoch check)
  *    next to a floor of the same rows inserted directly with `pg` (one multi-row INSERT per step, autocommit).
+ *
+ * `--per-step-only` skips part 1; `--floor-first` times the floor before the store (the bench runner alternates
+ * it between rounds); `--json` ends with one `@@bench-result {"ok":true,"storeMs":…,"floorMs":…}` line.
  *
  * Needs PostgreSQL at 127.0.0.1:5432 (or LEDGERLOOP_TEST_PG_URL); creates and drops a scratch database.
  */
@@ -29,6 +33,9 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '40' },
     turns: { type: 'string', default: '5' },
     steps: { type: 'string', default: '300' },
+    'per-step-only': { type: 'boolean', default: false },
+    'floor-first': { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
   },
 })
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -70,8 +77,7 @@ function stepEvents(session: Session, step: number): SessionEvent[] {
   return session.events.slice(from)
 }
 
-async function perStep(url: string): Promise<{ store: number; floor: number }> {
-  const steps = Number(values.steps)
+async function storePerStep(url: string, steps: number): Promise<number> {
   const store = new PostgresStore({ connectionString: url, schema: 'bench_step' })
   await store.ready()
   const session = new Session({ id: 'step' })
@@ -79,7 +85,7 @@ async function perStep(url: string): Promise<{ store: number; floor: number }> {
   const warm = stepEvents(session, 0)
   for (const e of warm) writer.append(e)
   await writer.flush()
-  let t = performance.now()
+  const t = performance.now()
   for (let s = 1; s <= steps; s++) {
     for (const e of stepEvents(session, s)) writer.append(e)
     await writer.flush()
@@ -87,30 +93,45 @@ async function perStep(url: string): Promise<{ store: number; floor: number }> {
   const storeMs = (performance.now() - t) / steps
   await writer.close()
   await store.close()
+  return storeMs
+}
 
+async function floorPerStep(url: string, steps: number): Promise<number> {
   const pool = new pg.Pool({ connectionString: url, max: 1 })
   await pool.query('CREATE TABLE floor_events (session_id text NOT NULL, seq integer NOT NULL, type text NOT NULL, data text NOT NULL, PRIMARY KEY (session_id, seq))')
   const floorSession = new Session({ id: 'floor' })
   const batches = Array.from({ length: steps }, (_, s) => encodeRows(stepEvents(floorSession, s), true))
-  t = performance.now()
+  const t = performance.now()
   for (const rows of batches) {
     await pool.query('INSERT INTO floor_events (session_id, seq, type, data) SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[])', ['floor', rows.seqs, rows.types, rows.data])
   }
   const floorMs = (performance.now() - t) / steps
   await pool.end()
-  return { store: storeMs, floor: floorMs }
+  return floorMs
+}
+
+async function perStep(url: string): Promise<{ store: number; floor: number }> {
+  const steps = Number(values.steps)
+  if (values['floor-first']) {
+    const floor = await floorPerStep(url, steps)
+    return { store: await storePerStep(url, steps), floor }
+  }
+  const store = await storePerStep(url, steps)
+  return { store, floor: await floorPerStep(url, steps) }
 }
 
 const db = await createScratchDatabase('ll_bench')
 const dir = mkdtempSync(join(tmpdir(), 'll-pg-bench-'))
 try {
   console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  const childFile = await bundleChild(dir)
-  console.log('| worker processes | turns | seconds | turns/s |')
-  console.log('| ---: | ---: | ---: | ---: |')
-  for (const n of values.workers.split(',').map(Number)) {
-    const r = await turnsPerSecond(db.url, childFile, dir, n)
-    console.log(`| ${n} | ${r.turns} | ${r.seconds.toFixed(2)} | ${(r.turns / r.seconds).toFixed(1)} |`)
+  if (!values['per-step-only']) {
+    const childFile = await bundleChild(dir)
+    console.log('| worker processes | turns | seconds | turns/s |')
+    console.log('| ---: | ---: | ---: | ---: |')
+    for (const n of values.workers.split(',').map(Number)) {
+      const r = await turnsPerSecond(db.url, childFile, dir, n)
+      console.log(`| ${n} | ${r.turns} | ${r.seconds.toFixed(2)} | ${(r.turns / r.seconds).toFixed(1)} |`)
+    }
   }
   const step = await perStep(db.url)
   console.log('')
@@ -119,6 +140,7 @@ try {
   console.log(`| PostgresStore append + flush (epoch-checked statement) | ${step.store.toFixed(3)} |`)
   console.log(`| floor: the same rows, one INSERT with pg | ${step.floor.toFixed(3)} |`)
   console.log(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  if (values.json) console.log(`@@bench-result ${JSON.stringify({ ok: true, storeMs: step.store, floorMs: step.floor, steps: Number(values.steps) })}`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
   await db.drop()

@@ -1,6 +1,7 @@
 // Decide, before starting anything, which rows can run, and say exactly why not.
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { BenchConfig, Runtime } from './configs.ts'
 
@@ -13,6 +14,17 @@ function exportsNames(node: string, file: string, names: readonly string[]): str
   const out = spawnSync(node, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 60_000 })
   const line = (out.stdout ?? '').trim().split('\n').pop() ?? ''
   return line === 'ok' ? undefined : line || `check exited ${out.status}: ${(out.stderr ?? '').trim().slice(0, 200)}`
+}
+
+/** Why this build's JsonlStore refuses `fsync: 'interval'` (undefined when it accepts it). */
+function intervalRefused(node: string, indexFile: string): string | undefined {
+  const code = `import(${JSON.stringify(`file://${indexFile}`)}).then((m) => {
+    try { new m.JsonlStore({ dir: ${JSON.stringify(join(tmpdir(), 'ledgerloop-bench-interval-check'))}, fsync: 'interval' }); console.log('ok') }
+    catch (e) { console.log("JsonlStore refuses fsync 'interval' (" + String(e && e.message || e).split('\\n')[0] + ')') }
+  }, (e) => console.log('import failed: ' + String(e && e.message || e).split('\\n')[0]))`
+  const out = spawnSync(node, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 60_000 })
+  const line = (out.stdout ?? '').trim().split('\n').pop() ?? ''
+  return line === 'ok' ? undefined : line || `check exited ${out.status}`
 }
 
 export function unavailableReasons(
@@ -44,6 +56,13 @@ export function unavailableReasons(
       if (why) {
         reasons.set(config.id, `not built yet (${why}); run \`npm run build\` in the main package once the loop lands`)
         continue
+      }
+      if (config.variant.split('+').includes('interval')) {
+        const whyNot = once(`interval-${config.runtime}`, () => intervalRefused(nodeBinary[config.runtime], indexFile))
+        if (whyNot) {
+          reasons.set(config.id, `not available: ${whyNot}`)
+          continue
+        }
       }
       if (config.variant === 'sqlite' || config.variant.startsWith('sqlite:')) {
         const sqliteFile = join(dist, 'store', 'sqlite.js')

@@ -31,6 +31,8 @@ export const SOURCES = {
   drivers: [
     { source: 'drivers/ledgerloop.ts', output: '.build/ledgerloop.mjs' },
     { source: 'drivers/ledgerloop-scaling.ts', output: '.build/ledgerloop-scaling.mjs' },
+    { source: 'drivers/ledgerloop-load.ts', output: '.build/ledgerloop-load.mjs' },
+    { source: 'drivers/ledgerloop-sessions.ts', output: '.build/ledgerloop-sessions.mjs' },
     { source: 'drivers/pi.ts', output: '.build/pi.mjs' },
     { source: 'drivers/ai-sdk.ts', output: '.build/ai-sdk.mjs' },
     { source: 'drivers/openai-agents.ts', output: '.build/openai-agents.mjs' },
@@ -48,9 +50,13 @@ function built(source: string): string {
 }
 
 export const CONFIGS: readonly BenchConfig[] = [
-  { id: 'ledgerloop-memory', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'memory', runtime: 'node20', store: 'memory (full event log)' },
-  { id: 'ledgerloop-jsonl', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'jsonl', runtime: 'node20', store: 'JSONL, fsync before tool body + turn end', durable: true },
-  { id: 'ledgerloop-sqlite', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'sqlite', runtime: 'node20', store: 'SQLite', durable: true },
+  { id: 'ledgerloop-memory', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'memory', runtime: 'node20', store: 'memory; plain async* model (verdict row)' },
+  { id: 'ledgerloop-memory-replay', label: 'ledgerloop (fast path)', group: 'ledgerloop', driver: built(L), variant: 'memory+replay', runtime: 'node20', store: 'memory; scriptedAdapter replaying prebuilt frozen chunks' },
+  { id: 'ledgerloop-memory-scope', label: 'ledgerloop (initiatorScope)', group: 'ledgerloop', driver: built(L), variant: 'memory+scope', runtime: 'node20', store: 'memory; plain model; initiatorScope: true' },
+  { id: 'ledgerloop-jsonl', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'jsonl', runtime: 'node20', store: 'JSONL, fsync before tool body + turn end; plain model (verdict row)', durable: true },
+  { id: 'ledgerloop-jsonl-replay', label: 'ledgerloop (fast path)', group: 'ledgerloop', driver: built(L), variant: 'jsonl+replay', runtime: 'node20', store: 'JSONL, fsync before tool body + turn end; scriptedAdapter', durable: true },
+  { id: 'ledgerloop-jsonl-interval', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'jsonl+interval', runtime: 'node20', store: "JSONL, fsync: 'interval' (batched, no fsync per step); plain model", durable: true },
+  { id: 'ledgerloop-sqlite', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'sqlite', runtime: 'node20', store: 'SQLite; plain model', durable: true },
   { id: 'pi', label: 'pi (pi-agent-core)', group: 'peer', driver: built('drivers/pi.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: '@mariozechner/pi-agent-core' },
   { id: 'ai-sdk', label: 'Vercel AI SDK (streamText)', group: 'peer', driver: built('drivers/ai-sdk.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: 'ai' },
   { id: 'openai-agents', label: 'OpenAI Agents SDK', group: 'peer', driver: built('drivers/openai-agents.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: '@openai/agents' },
@@ -63,8 +69,42 @@ export const CONFIGS: readonly BenchConfig[] = [
   { id: 'floor-fsync-2', label: 'floor', group: 'floor', driver: built('drivers/floor.ts'), variant: 'fsync-2', runtime: 'node20', store: '2 writes + 2 fsyncs per step', durable: true },
   { id: 'floor-fsync-tool-turn', label: 'floor', group: 'floor', driver: built('drivers/floor.ts'), variant: 'fsync-tool-turn', runtime: 'node20', store: 'write + fsync before tool body and at turn end', durable: true },
   { id: 'pi-node22', label: 'pi (pi-agent-core)', group: 'control', driver: built('drivers/pi.ts'), variant: '', runtime: 'node22', store: 'memory', versionOf: '@mariozechner/pi-agent-core' },
-  { id: 'ledgerloop-memory-node22', label: 'ledgerloop', group: 'control', driver: built(L), variant: 'memory', runtime: 'node22', store: 'memory (full event log)' },
+  { id: 'ledgerloop-memory-node22', label: 'ledgerloop', group: 'control', driver: built(L), variant: 'memory', runtime: 'node22', store: 'memory; plain async* model' },
 ]
+
+/**
+ * Rows run back to back, in fresh processes, within every round (the order flips between rounds): each
+ * adjacent pair is a comparison the report states as a paired ratio. Every chain row runs in every round;
+ * the other rows run in the first `peripheralRounds` rounds only (and yield to the time budget).
+ */
+export const CHAINS: readonly (readonly string[])[] = [
+  // fast path vs pi, pi vs the plain verdict row, plain vs initiatorScope
+  ['ledgerloop-memory-replay', 'pi', 'ledgerloop-memory', 'ledgerloop-memory-scope'],
+  // fast path vs floor, floor vs the durable verdict row, that vs the original, the original vs 'interval'
+  ['ledgerloop-jsonl-replay', 'floor-fsync-tool-turn', 'ledgerloop-jsonl', 'dsh-jsonl', 'ledgerloop-jsonl-interval'],
+]
+
+/** Paired ratios the report states: `row ÷ ref` per round. `adjacent` pairs run back to back (see CHAINS). */
+export interface Pairing {
+  readonly row: string
+  readonly ref: string
+}
+
+/** The comparisons every verdict rests on (each an adjacent pair of a chain). */
+export const VERDICT_PAIRS: readonly Pairing[] = [
+  { row: 'ledgerloop-memory', ref: 'pi' },
+  { row: 'ledgerloop-memory-replay', ref: 'pi' },
+  { row: 'ledgerloop-memory-scope', ref: 'ledgerloop-memory' },
+  { row: 'ledgerloop-jsonl', ref: 'floor-fsync-tool-turn' },
+  { row: 'ledgerloop-jsonl-replay', ref: 'floor-fsync-tool-turn' },
+  { row: 'ledgerloop-jsonl', ref: 'dsh-jsonl' },
+  { row: 'ledgerloop-jsonl-interval', ref: 'dsh-jsonl' },
+]
+
+/** Whether two rows run back to back in some chain. */
+export function adjacent(a: string, b: string): boolean {
+  return CHAINS.some((chain) => chain.some((id, i) => (id === a && chain[i + 1] === b) || (id === b && chain[i + 1] === a)))
+}
 
 /** ledgerloop per-step time at session sizes (pre-filled, then N steps timed). */
 export function scalingConfigs(sizes: readonly number[], stores: readonly string[]): BenchConfig[] {

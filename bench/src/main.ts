@@ -1,40 +1,53 @@
 // `npm run bench [-- --quick] [-- --only id,id]`: build, run every row in fresh
-// child processes in alternating order, write RESULTS.md and raw JSON.
+// child processes in rounds (paired rows back to back, order alternating),
+// then the loading / many-sessions / PostgreSQL rows; write RESULTS.md and raw JSON.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { unavailableReasons } from './availability.ts'
 import { compileEntries } from './build.ts'
-import { CONFIGS, scalingConfigs, SOURCES, type BenchConfig, type Runtime } from './configs.ts'
+import { adjacent, CHAINS, CONFIGS, VERDICT_PAIRS, scalingConfigs, SOURCES, type BenchConfig, type Runtime } from './configs.ts'
+import { distHash, measureLoad, measurePostgres, measureSessions, type LoadResult, type PostgresResult, type SessionsResult } from './extras.ts'
 import { binaryVersion, currentLoad, installedVersion, machineInfo } from './machine.ts'
 import { key, renderReport } from './report.ts'
 import { runChild } from './spawn-child.ts'
-import { summarise, type OkResult, type Summary } from './stats.ts'
+import { summarise, type RoundResult, type Summary } from './stats.ts'
 
 const benchDir = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
+    // Rounds: every chain row (the paired comparisons, src/configs.ts CHAINS) runs once per round.
     runs: { type: 'string' },
     out: { type: 'string', default: 'RESULTS.md' },
     'no-scaling': { type: 'boolean', default: false },
-    // After this many seconds, cells that already have a run get no more runs (the report shows the count).
+    // After this many seconds, rows outside the chains get no more runs in cells that already have one.
     'budget-s': { type: 'string' },
+    // The loading, many-sessions and PostgreSQL rows (also selectable with --only load,sessions,postgres).
+    'no-extras': { type: 'boolean', default: false },
+    // Quick mode with the full-size fixtures (1M-event session, 100k sessions): slow the first time.
+    heavy: { type: 'boolean', default: false },
+    'load-events': { type: 'string' },
+    sessions: { type: 'string' },
   },
 })
 
 const quick = values.quick ?? false
+const heavy = !quick || (values.heavy ?? false)
 const mode = quick
-  ? { name: 'quick', steps: [10, 100], runs: 2, budgetS: 50, warmupSteps: 1000, warmupMs: 700, skip: ['control', 'langgraph-nocp'], scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50 }
-  : { name: 'full', steps: [10, 100, 1000], runs: 3, budgetS: 540, warmupSteps: 3000, warmupMs: 2000, skip: [], scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100 }
+  ? { name: 'quick', steps: [10, 100], runs: 3, peripheralRounds: 1, budgetS: 50, warmupSteps: 1000, warmupMs: 700, skip: ['control', 'langgraph-nocp'], scalingSizes: [1_000, 100_000], scalingStores: ['memory'], scalingSteps: 50, loadRuns: 1, listRuns: 1, pgRuns: 1, pgSteps: 100 }
+  : { name: 'full', steps: [10, 100, 1000], runs: 5, peripheralRounds: 3, budgetS: 540, warmupSteps: 3000, warmupMs: 2000, skip: [], scalingSizes: [1_000, 10_000, 100_000], scalingStores: ['memory', 'jsonl'], scalingSteps: 100, loadRuns: 3, listRuns: 3, pgRuns: 3, pgSteps: 300 }
+const loadEvents = values['load-events'] ? Number(values['load-events']) : heavy ? 1_000_000 : 100_000
+const sessionCounts = values.sessions ? values.sessions.split(',').map(Number) : heavy ? [100, 10_000, 100_000] : [100, 1_000]
 const runs = values.runs ? Number(values.runs) : mode.runs
 const budgetMs = 1000 * (values['budget-s'] ? Number(values['budget-s']) : mode.budgetS)
 const only = values.only ? new Set(values.only.split(',')) : undefined
 const skipped = new Set<string>(mode.skip)
 const pick = (c: BenchConfig) =>
   only ? only.has(c.id) || only.has(c.group) : !skipped.has(c.id) && !skipped.has(c.group)
+const extra = (name: 'load' | 'sessions' | 'postgres') => !values['no-extras'] && (only ? only.has(name) : true)
 
 const configs = CONFIGS.filter(pick)
 const scaling = values['no-scaling'] ? [] : scalingConfigs(mode.scalingSizes, mode.scalingStores).filter(pick)
@@ -56,19 +69,31 @@ for (const [id, why] of unavailableReasons([...configs, ...scaling], benchDir, n
 const runnable = configs.filter((c) => !failures.has(c.id))
 const runnableScaling = scaling.filter((c) => !failures.has(c.id))
 
-// One job = one (config, N). Rounds alternate direction so slow drift cancels.
+// One job = one (config, N). Every round runs, per N, each chain (its rows back to back) and the other rows;
+// odd rounds run everything in reverse, chains included, so slow drift cancels and no row always goes first.
 interface Job { config: BenchConfig; steps: number }
-const jobs: Job[] = [
-  ...mode.steps.flatMap((steps) => runnable.filter((c) => steps <= (c.maxSteps ?? Infinity)).map((config) => ({ config, steps }))),
-  ...runnableScaling.map((config) => ({ config, steps: mode.scalingSteps })),
-]
-const results = new Map<string, OkResult[]>()
+const chained = new Set(CHAINS.flat())
+const byId = new Map(runnable.map((c) => [c.id, c]))
+const fits = (c: BenchConfig, steps: number) => steps <= (c.maxSteps ?? Infinity)
+function roundUnits(round: number): Job[][] {
+  const units: Job[][] = []
+  for (const steps of mode.steps) {
+    for (const chain of CHAINS) {
+      const jobs = chain.map((id) => byId.get(id)).filter((c): c is BenchConfig => c !== undefined && fits(c, steps)).map((config) => ({ config, steps }))
+      if (jobs.length) units.push(jobs)
+    }
+    if (round < mode.peripheralRounds) for (const config of runnable) if (!chained.has(config.id) && fits(config, steps)) units.push([{ config, steps }])
+  }
+  if (round < mode.peripheralRounds) for (const config of runnableScaling) units.push([{ config, steps: mode.scalingSteps }])
+  return round % 2 === 0 ? units : units.reverse().map((u) => [...u].reverse())
+}
+const results = new Map<string, RoundResult[]>()
 for (let round = 0; round < runs; round++) {
-  const order = round % 2 === 0 ? jobs : [...jobs].reverse()
+  const order = roundUnits(round).flat()
   for (const [i, job] of order.entries()) {
     const k = key(job.config.id, job.steps)
     if (failures.has(k)) continue // failed before: don't burn time repeating it
-    if (Date.now() - started > budgetMs && (results.get(k)?.length ?? 0) > 0) {
+    if (!chained.has(job.config.id) && Date.now() - started > budgetMs && (results.get(k)?.length ?? 0) > 0) {
       log(`round ${round + 1}/${runs} ${k}: skipped, past the ${budgetMs / 1000} s budget`)
       continue
     }
@@ -77,7 +102,7 @@ for (let round = 0; round < runs; round++) {
       timeoutMs: 240_000, runIndex: round,
     })
     if (result.ok) {
-      results.set(k, [...(results.get(k) ?? []), result])
+      results.set(k, [...(results.get(k) ?? []), { ...result, round }])
       log(`round ${round + 1}/${runs} ${i + 1}/${order.length} ${k}: ${(result.wallMs / job.steps).toFixed(3)} ms/step`)
     } else {
       failures.set(k, `${result.stage}: ${result.error}`)
@@ -85,6 +110,16 @@ for (let round = 0; round < runs; round++) {
     }
   }
 }
+
+// Loading, many sessions, PostgreSQL: fixtures cached under .cache/, every figure from a fresh process.
+const ledgerReady = !unavailableReasons([CONFIGS.find((c) => c.id === 'ledgerloop-memory')!], benchDir, nodeBinary).size
+const extrasCtx = { benchDir, node: nodeBinary.node20, hash: ledgerReady ? distHash(join(benchDir, '..', 'dist')) : '', log }
+const loads: LoadResult[] = []
+const listings: SessionsResult[] = []
+let postgres: PostgresResult | undefined
+if (ledgerReady && extra('load')) for (const store of ['jsonl', 'sqlite'] as const) loads.push(await measureLoad(extrasCtx, store, loadEvents, mode.loadRuns))
+if (ledgerReady && extra('sessions')) for (const count of sessionCounts) listings.push(await measureSessions(extrasCtx, count, mode.listRuns))
+if (ledgerReady && extra('postgres')) postgres = await measurePostgres(extrasCtx, mode.pgRuns, mode.pgSteps)
 
 const summaries = new Map<string, Summary>()
 for (const [k, list] of results) {
@@ -121,11 +156,20 @@ const report = renderReport({
   configs,
   scaling,
   summaries,
+  results,
   failures,
+  peripheralRounds: Math.min(mode.peripheralRounds, runs),
+  loads,
+  loadEvents,
+  listings,
+  postgres,
+  heavy,
+  pairs: VERDICT_PAIRS,
+  isAdjacent: adjacent,
 })
 const outFile = resolve(benchDir, values.out ?? 'RESULTS.md')
 writeFileSync(outFile, report)
 mkdirSync(join(benchDir, 'raw'), { recursive: true })
-writeFileSync(join(benchDir, 'raw', `${mode.name}.json`), JSON.stringify({ command, results: Object.fromEntries(results), failures: Object.fromEntries(failures) }, null, 1))
+writeFileSync(join(benchDir, 'raw', `${mode.name}.json`), JSON.stringify({ command, results: Object.fromEntries(results), failures: Object.fromEntries(failures), loads, listings, postgres }, null, 1))
 rmSync(join(benchDir, '.tmp'), { recursive: true, force: true })
 log(`wrote ${outFile}`)

@@ -1,8 +1,14 @@
-// Render RESULTS.md: machine, versions, command, one table per figure, ratios, targets.
+// Render RESULTS.md: the targets (computed from the data), machine, versions, command, paired ratios, one
+// table per figure, loading, many sessions, PostgreSQL.
 import type { BenchConfig } from './configs.ts'
+import type { LoadResult, PostgresResult, SessionsResult } from './extras.ts'
 import type { MachineInfo } from './machine.ts'
-import type { Summary } from './stats.ts'
+import { pairedRatio, type RoundResult, type Summary } from './stats.ts'
 import { CHUNKS_PER_STEP } from './workload.ts'
+import { fmt, key, ratioCell, table } from './format.ts'
+import { renderExtras, renderTargets, type Ratio } from './targets.ts'
+
+export { key }
 
 export interface ReportInput {
   readonly date: string
@@ -21,31 +27,24 @@ export interface ReportInput {
   readonly configs: readonly BenchConfig[]
   readonly scaling: readonly BenchConfig[]
   readonly summaries: ReadonlyMap<string, Summary>
+  /** Every run, by `${id}@${N}`, with its round. */
+  readonly results: ReadonlyMap<string, readonly RoundResult[]>
+  /** Rows outside the chains run in this many rounds. */
+  readonly peripheralRounds: number
+  readonly loads: readonly LoadResult[]
+  readonly loadEvents: number
+  readonly listings: readonly SessionsResult[]
+  readonly postgres: PostgresResult | undefined
+  /** The comparisons stated as paired ratios, and whether a pair ran back to back. */
+  readonly pairs: readonly { readonly row: string; readonly ref: string }[]
+  readonly isAdjacent: (a: string, b: string) => boolean
+  /** Whether the full-size loading and many-sessions fixtures were used. */
+  readonly heavy: boolean
   /** Why a (config, N) has no figure: key `${id}@${N}` or `${id}` for the whole row. */
   readonly failures: ReadonlyMap<string, string>
 }
 
-export const key = (id: string, steps: number) => `${id}@${steps}`
-
-function fmt(x: number | undefined): string {
-  if (x === undefined || !Number.isFinite(x)) return '—'
-  if (x >= 100) return x.toFixed(0)
-  if (x >= 10) return x.toFixed(1)
-  if (x >= 1) return x.toFixed(2)
-  return x.toPrecision(2)
-}
-
-function ratio(a: number | undefined, b: number | undefined): string {
-  if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0) return '—'
-  return `${fmt(a / b)}×`
-}
-
 const rowName = (c: BenchConfig) => `${c.label}${c.runtime === 'node22' ? ' ¹' : ''}`
-
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`
-  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n')
-}
 
 export function renderReport(input: ReportInput): string {
   const { configs, steps, summaries, failures } = input
@@ -56,7 +55,7 @@ export function renderReport(input: ReportInput): string {
     if (c.maxSteps !== undefined && n > c.maxSteps) return `not run (N ≤ ${c.maxSteps} only)`
     const why = failures.get(key(c.id, n)) ?? failures.get(c.id)
     if (!why) return '—'
-    return why.startsWith('not built yet') ? 'not built yet' : 'failed ²'
+    return why.startsWith('not built yet') ? 'not built yet' : why.startsWith('not available') ? 'not available ²' : 'failed ²'
   }
   const figureTable = (value: (s: Summary) => string) => table(
     ['framework', 'store', ...steps.map((n) => `N=${n}`)],
@@ -64,18 +63,21 @@ export function renderReport(input: ReportInput): string {
   )
   const ledgerRef = (c: BenchConfig) => (c.durable ? 'ledgerloop-jsonl' : 'ledgerloop-memory')
   const floorRef = (c: BenchConfig) => (c.durable ? 'floor-fsync-tool-turn' : 'floor-serialise')
+  const pairedKeys: Ratio = (rowKey, refKey, figure) => pairedRatio(input.results.get(rowKey), input.results.get(refKey), figure)
+  const paired = (row: string, ref: string, n: number) => pairedKeys(key(row, n), key(ref, n))
   const ratioTable = (ref: (c: BenchConfig) => string, skip: (c: BenchConfig) => boolean) => table(
     ['framework', 'store', 'compared with', ...steps.map((n) => `N=${n}`)],
     configs.filter((c) => !skip(c)).map((c) => [
       rowName(c), c.store, ref(c),
-      ...steps.map((n) => ratio(get(c.id, n)?.msPerStep, get(ref(c), n)?.msPerStep)),
+      ...steps.map((n) => ratioCell(paired(c.id, ref(c), n))),
     ]),
   )
 
   const out: string[] = []
   out.push('# Loop benchmark results', '')
-  out.push(`Generated ${input.date} by \`${input.command}\` (${input.mode}; ${input.runs} run(s) per cell, each in a fresh process after a warm-up of ${input.warmupSteps} steps, cut at ${input.warmupMs} ms; total ${input.durationS.toFixed(0)} s).`)
+  out.push(`Generated ${input.date} by \`${input.command}\` (${input.mode}; ${input.runs} rounds: the paired rows run in every round, the other rows in the first ${input.peripheralRounds} (fewer past the time budget); every run in a fresh process after a warm-up of ${input.warmupSteps} steps, cut at ${input.warmupMs} ms; total ${input.durationS.toFixed(0)} s).`)
   out.push('How it is measured: [README.md](README.md). Lower is better everywhere.', '')
+  out.push(...renderTargets({ ...input, pairedKeys }))
   out.push('## Machine', '')
   out.push(table(['', ''], [
     ['CPU', `${input.machine.cpu} × ${input.machine.cores}`],
@@ -88,19 +90,24 @@ export function renderReport(input: ReportInput): string {
   out.push(`Workload: one turn of N steps; each step streams ${CHUNKS_PER_STEP} text chunks and one call of a trivial tool, the last step answers with text only. Every run is checked: N model calls, N−1 tool executions, N×${CHUNKS_PER_STEP} chunks, and a final request carrying the whole history.`, '')
   out.push('¹ runs on Node 22 (the original harness needs ≥ 22.19; the other `¹` rows are controls showing what Node 22 alone changes). ² see "Rows that did not run".', '')
 
+  out.push('## Paired ratios (ledgerloop row ÷ the row it is compared with; median of per-round ratios (min–max, rounds))', '')
+  out.push('Rows marked ↔ ran back to back in every round (fresh processes, the order flipping between rounds); the others are paired by round only.', '')
+  out.push(table(['row', 'compared with', ...steps.map((n) => `N=${n}`)], input.pairs.map((p) => [
+    `\`${p.row}\``, `\`${p.ref}\`${input.isAdjacent(p.row, p.ref) ? ' ↔' : ''}`, ...steps.map((n) => ratioCell(paired(p.row, p.ref, n))),
+  ])), '')
   out.push('## Wall time per step (ms, median)', '')
   out.push(figureTable((s) => fmt(s.msPerStep)), '')
-  out.push('## Spread of wall time per step (ms, min–max over runs)', '')
-  out.push(figureTable((s) => `${fmt(s.msPerStepMin)}–${fmt(s.msPerStepMax)}${s.runs < input.runs ? ` (${s.runs} run${s.runs > 1 ? 's' : ''}: time budget)` : ''}`), '')
+  out.push('## Spread of wall time per step (ms, min–max over runs, runs)', '')
+  out.push(figureTable((s) => `${fmt(s.msPerStepMin)}–${fmt(s.msPerStepMax)} (${s.runs})`), '')
   out.push('## Wall time per streamed chunk (µs, median)', '')
   out.push(figureTable((s) => fmt(s.usPerChunk)), '')
   out.push('## Peak RSS of the run\'s process (MiB, median)', '')
   out.push(figureTable((s) => fmt(s.rssMiB)), '')
   out.push('## Peak V8 heap used (MiB, median)', '')
   out.push(figureTable((s) => fmt(s.heapMiB)), '')
-  out.push('## Ratio to ledgerloop (per-step time ÷ ledgerloop\'s; in-memory rows against ledgerloop in memory, durable rows against ledgerloop with its durable JSONL store)', '')
+  out.push('## Ratio to ledgerloop (per-step time ÷ ledgerloop\'s, median of per-round ratios (min–max, rounds); in-memory rows against the plain in-memory row, durable rows against the plain durable JSONL row; above 1× means ledgerloop is faster)', '')
   out.push(ratioTable(ledgerRef, (c) => c.group === 'ledgerloop' && c.id === ledgerRef(c)), '')
-  out.push('## Ratio to the floor (per-step time ÷ the floor\'s; in-memory rows against "serialise only", durable rows against "write + fsync before tool body and at turn end")', '')
+  out.push('## Ratio to the floor (per-step time ÷ the floor\'s, median of per-round ratios (min–max, rounds); in-memory rows against "serialise only", durable rows against "write + fsync before tool body and at turn end")', '')
   out.push(ratioTable(floorRef, (c) => c.group === 'floor'), '')
 
   if (input.scaling.length) {
@@ -109,8 +116,7 @@ export function renderReport(input: ReportInput): string {
     const sizes = [...new Set(input.scaling.map((c) => Number(c.variant.split(':')[1])))]
     out.push(table(['store', ...sizes.map((s) => `${s.toLocaleString('en-US')} events`), `largest ÷ smallest`], stores.map((store) => {
       const row = sizes.map((size) => input.scaling.find((c) => c.store === store && c.variant.endsWith(`:${size}`))!)
-      const vals = row.map((c) => get(c.id, input.scalingSteps)?.msPerStep)
-      return [store, ...row.map((c) => cell(c, input.scalingSteps, (s) => fmt(s.msPerStep))), ratio(vals.at(-1), vals[0])]
+      return [store, ...row.map((c) => cell(c, input.scalingSteps, (s) => fmt(s.msPerStep))), ratioCell(paired(row.at(-1)!.id, row[0]!.id, input.scalingSteps))]
     })), '')
   }
 
@@ -119,21 +125,7 @@ export function renderReport(input: ReportInput): string {
     .filter((c) => steps.some((n) => get(c.id, n)?.notes['eventsPerStep'] !== undefined))
     .map((c) => [rowName(c), c.store, ...steps.map((n) => fmt(get(c.id, n)?.notes['eventsPerStep']))])), '')
 
-  out.push('## Targets from issue 7 (reported, not asserted)', '')
-  const ll = (id: string, n: number) => get(id, n)?.msPerStep
-  const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not measured' : ok ? 'met' : 'missed')
-  const lt = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : a <= b)
-  const n100 = 100
-  const rssAt1000 = configs.filter((c) => c.group === 'peer').map((c) => get(c.id, 1000)?.rssMiB).filter((x): x is number => x !== undefined)
-  const targets: string[][] = [
-    ['ledgerloop in memory ≤ pi per step (N=100)', `${fmt(ll('ledgerloop-memory', n100))} vs ${fmt(ll('pi', n100))}`, verdict(lt(ll('ledgerloop-memory', n100), ll('pi', n100)))],
-    ['ledgerloop JSONL ≤ 2× the floor with the same fsyncs (N=100)', `${fmt(ll('ledgerloop-jsonl', n100))} vs 2 × ${fmt(ll('floor-fsync-tool-turn', n100))}`, verdict(lt(ll('ledgerloop-jsonl', n100), (ll('floor-fsync-tool-turn', n100) ?? NaN) * 2))],
-    ['ledgerloop JSONL ≥ 5× faster than the original harness with its JSONL store (N=100)', `${fmt(ll('ledgerloop-jsonl', n100))} vs ${fmt(ll('dsh-jsonl', n100))} / 5`, verdict(lt(ll('ledgerloop-jsonl', n100), (ll('dsh-jsonl', n100) ?? NaN) / 5))],
-    ['per-step time at 100k events ≤ 1.2× that at 1k (memory)', `${fmt(ll('scaling-memory-100000', input.scalingSteps))} vs 1.2 × ${fmt(ll('scaling-memory-1000', input.scalingSteps))}`, verdict(lt(ll('scaling-memory-100000', input.scalingSteps), (ll('scaling-memory-1000', input.scalingSteps) ?? NaN) * 1.2))],
-    ['peak RSS at N=1000 ≤ the lowest peer\'s', `${fmt(get('ledgerloop-memory', 1000)?.rssMiB)} vs ${fmt(rssAt1000.length ? Math.min(...rssAt1000) : undefined)} MiB`, verdict(lt(get('ledgerloop-memory', 1000)?.rssMiB, rssAt1000.length ? Math.min(...rssAt1000) : undefined))],
-  ]
-  out.push(table(['target', 'measured (ms/step or MiB)', 'verdict'], targets), '')
-
+  out.push(...renderExtras(input))
   out.push('## Rows that did not run', '')
   const failed = [...failures].map(([k, why]) => `- \`${k}\`: ${why.replace(/\n/g, ' ')}`)
   out.push(failed.length ? failed.join('\n') : 'None: every row ran and passed its work check.', '')

@@ -59,3 +59,38 @@ export function summarise(results: readonly OkResult[]): Summary | undefined {
     node: results[0]!.node,
   }
 }
+
+/** A run and the round it ran in (rows compared in a paired ratio must share the round). */
+export type RoundResult = OkResult & { readonly round: number }
+
+/** The median of per-round ratios `row ÷ ref`, their spread and how many rounds had both. */
+export interface PairedRatio {
+  readonly median: number
+  readonly min: number
+  readonly max: number
+  readonly rounds: number
+}
+
+/** Per-round ratios of a figure; undefined when no round measured both. */
+export function pairedRatio(
+  row: readonly RoundResult[] | undefined,
+  ref: readonly RoundResult[] | undefined,
+  figure: (f: RunFigures) => number = (f) => f.msPerStep,
+): PairedRatio | undefined {
+  if (!row || !ref) return undefined
+  const ratios: number[] = []
+  for (const a of row) {
+    const b = ref.find((r) => r.round === a.round)
+    if (!b) continue
+    const x = figure(figures(a))
+    const y = figure(figures(b))
+    if (Number.isFinite(x) && Number.isFinite(y) && y > 0) ratios.push(x / y)
+  }
+  return ratiosSummary(ratios)
+}
+
+/** Median, min and max of a list of ratios (undefined when empty). */
+export function ratiosSummary(ratios: readonly number[]): PairedRatio | undefined {
+  if (ratios.length === 0) return undefined
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios.length }
+}

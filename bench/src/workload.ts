@@ -15,6 +15,8 @@ export const TOOL_NAME = 'bump'
 export const TOOL_DESCRIPTION = 'Acknowledge a step number.'
 /** The user prompt that starts the turn. */
 export const PROMPT = 'Run the benchmark turn.'
+/** The one-sentence system prompt every framework gets (ledgerloop included: `createHarness({ system })`). */
+export const SYSTEM_PROMPT = 'You are a benchmark agent.'
 
 /** The K chunk texts, shared by every step (no per-step string building). */
 export const CHUNK_TEXTS: readonly string[] = Object.freeze(

@@ -13,7 +13,7 @@ import JsonlSessionPersistence from '@deepseek-ai/dsh-session-persistence-jsonl'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import ToolRuntime, { defineTool } from '@deepseek-ai/dsh-tools'
 import type { CreateDriver } from '../../src/driver.ts'
-import { PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../../src/workload.ts'
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../../src/workload.ts'
 
 /** The scripted provider: plays whichever workload is current. */
 class ScriptedAdapter extends LlmAdapter {
@@ -46,7 +46,7 @@ export const createDriver: CreateDriver = async (variant, options) => {
   await ctx.plugin(LlmRuntime)
   await ctx.plugin(SessionStore)
   if (variant === 'jsonl') await ctx.plugin(JsonlSessionPersistence, { root: options.tmpDir })
-  await ctx.plugin(SystemPrompt, { persona: 'You are a benchmark agent.' })
+  await ctx.plugin(SystemPrompt, { persona: SYSTEM_PROMPT })
   await ctx.plugin(ToolRuntime)
   await ctx.plugin(AgentRegistry)
   await ctx.plugin(AgentLoop, { agents: [] })
