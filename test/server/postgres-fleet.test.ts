@@ -207,6 +207,26 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
     }
   }, 90_000)
 
+  it('cancelling a turn that waits for an approval withdraws the question and denies the call', async () => {
+    const f = await startFleet()
+    try {
+      const { id } = (await (await f.post('/api/sessions', {})).json()) as { id: string }
+      await f.post(`/api/sessions/${id}/followup`, { text: 'deploy it' })
+      const pending = await until(async () => {
+        const listed = (await (await f.api(`/api/sessions/${id}/approvals`)).json()) as { approvals: { callId: string }[] }
+        return listed.approvals[0]
+      })
+      expect((await f.post(`/api/sessions/${id}/cancel`)).status).toBe(202)
+      await until(async () => (reasonsOf((await f.serverStore.read(id)).events).length === 1 ? true : undefined))
+      expect(reasonsOf((await f.serverStore.read(id)).events)).toEqual(['aborted'])
+      expect(((await (await f.api(`/api/sessions/${id}/approvals`)).json()) as { approvals: unknown[] }).approvals).toEqual([])
+      expect((await f.post(`/api/sessions/${id}/approvals/${pending.callId}`, { decision: 'allow' })).status).toBe(404)
+      expect(f.deployed).toEqual([])
+    } finally {
+      await f.close()
+    }
+  }, 60_000)
+
   it('serves the views, verify and fork over the store, and answers what it cannot do here with structured errors', async () => {
     const f = await startFleet()
     try {

@@ -38,10 +38,14 @@ export interface SessionState {
 const LIVE = (t: StoreTables, a: string): string =>
   `EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = ${a}.session_id AND s.epoch = ${a}.epoch AND s.owner IS NOT NULL AND s.lease_until > now())`
 
-/** Stores a question of lease `epoch` (replacing an older row of the same call) and notifies followers. */
+/**
+ * Stores a question of lease `epoch` (replacing an older row of the same call, and dropping the void rows older
+ * epochs left behind) and notifies followers.
+ */
 export async function askApproval(pool: pg.Pool, t: StoreTables, sessionId: string, epoch: number, callId: string, question: ApprovalQuestion): Promise<void> {
   await pool.query(
-    `WITH a AS (
+    `WITH old AS (DELETE FROM ${t.approvals} WHERE session_id = $1 AND epoch < $3 AND call_id <> $2),
+     a AS (
        INSERT INTO ${t.approvals} (session_id, call_id, epoch, question) VALUES ($1, $2, $3, $4)
        ON CONFLICT (session_id, call_id) DO UPDATE SET epoch = EXCLUDED.epoch, question = EXCLUDED.question, asked_at = now(), answer = NULL
        RETURNING session_id)
