@@ -162,7 +162,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     { schema: { summary: 'Compact the older history of an idle session now (logged like an automatic compaction)', tags: ['input'], params: idParams } },
     async (request, reply) => {
       if (input.compact === undefined) {
-        return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, which compact them automatically' } })
+        return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, and compacting by hand needs the running agent' } })
       }
       return input.compact(request.params.id)
     },
