@@ -1,3 +1,4 @@
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { scriptedAdapter, type SessionEvent } from '../../src/index.js'
 import type { GenerateOptions, LlmAdapter, StreamChunk } from '../../src/llm/types.js'
@@ -117,6 +118,17 @@ async function until<T>(check: () => Promise<T | undefined | false>, ms = 20_000
   }
 }
 
+/** The `owner` column of a session's row: who holds its lease. */
+async function leaseOwner(id: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: db.url })
+  await client.connect()
+  try {
+    return ((await client.query<{ owner: string | null }>(`SELECT owner FROM "${SCHEMA}".sessions WHERE id = $1`, [id])).rows[0]?.owner ?? null)
+  } finally {
+    await client.end()
+  }
+}
+
 const turnEnds = (frames: readonly ReceivedFrame[]): number => frames.filter((f) => f.event === 'turn/end').length
 const reasonsOf = (events: readonly SessionEvent[]): string[] => events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: { kind: string } }).reason.kind)
 
@@ -162,12 +174,14 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
       // The worker holds the lease while the turn runs; the server holds nothing.
       const owner = await f.serverStore.sessionStates([id])
       expect(owner).toEqual([{ id, status: 'running', owned: true, asking: false }])
+      expect(await leaseOwner(id)).toBe(f.workerStore.ownerId)
       expect(f.serverStore.writerOf(id)).toBeUndefined()
       expect((await f.post(`/api/sessions/${id}/cancel`)).status).toBe(202)
 
       // Turn 3: a tool call that needs approval waits for an answer given through the API.
       expect((await f.post(`/api/sessions/${id}/followup`, { text: 'deploy now' })).status).toBe(202)
       const callId = await approvalAsked
+      expect(await leaseOwner(id)).toBe(f.workerStore.ownerId)
       const listed = (await (await f.api(`/api/sessions/${id}/approvals`)).json()) as { approvals: { callId: string; tool: string; args: unknown }[] }
       expect(listed.approvals).toMatchObject([{ callId, tool: 'deploy', args: { target: 'staging' } }])
       expect(((await (await f.api(`/api/sessions/${id}`)).json()) as { status: string }).status).toBe('awaiting-approval')
@@ -200,6 +214,7 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
       expect(sessionEvents(resumed.frames).map((e) => e.seq)).toEqual(log.slice(resumeAt + 1).map((e) => e.seq))
 
       await until(async () => ((await f.serverStore.sessionStates([id])).length === 0 ? true : undefined))
+      expect(await leaseOwner(id)).toBeNull()
       expect(((await (await f.api(`/api/sessions/${id}`)).json()) as { status: string }).status).toBe('stored')
       expect(f.leaseCalls).toEqual([])
     } finally {
