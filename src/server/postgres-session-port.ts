@@ -14,6 +14,21 @@ import type {
   SessionSnapshot,
 } from './session-ports.js'
 
+const READ_PAGE = 1000
+
+interface Tail {
+  /** Seq of the next event this follower gets. */
+  next: number
+  readonly listener: SessionFeedListener
+}
+
+interface Channel {
+  readonly tails: Set<Tail>
+  /** Something may have been committed, or a tail joined: read again. */
+  ping(): void
+  stop(): void
+}
+
 /** Options of {@link PostgresSessionPort}. */
 export interface PostgresSessionPortOptions {
   /** The shared store the workers serve (the port never opens a session for writing, so it never takes a lease). */
@@ -35,7 +50,7 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   readonly #store: PostgresStore
   readonly #options: PostgresSessionPortOptions
   readonly #status = new Map<string, SessionRunStatus>()
-  readonly #follows = new Set<AbortController>()
+  readonly #channels = new Map<string, Channel>()
   #closed = false
 
   constructor(options: PostgresSessionPortOptions) {
@@ -130,50 +145,122 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   async follow(id: string, afterSeq: number, listener: SessionFeedListener): Promise<() => void> {
     this.#checkOpen()
     if (!(await this.#store.has(id))) throw new HarnessError(`no session '${id}'`, 'SESSION_NOT_FOUND')
-    const stop = new AbortController()
-    this.#follows.add(stop)
-    const { signal } = stop
-    // Approval lists are read one at a time, so a follower never sees an older list after a newer one.
-    let approvalsRead: Promise<void> = Promise.resolve()
-    let lastApprovals = '[]'
-    const readApprovals = (): void => {
-      approvalsRead = approvalsRead.then(async () => {
-        if (signal.aborted) return
-        try {
-          const pending = await this.#store.pendingApprovals(id)
-          const text = JSON.stringify(pending)
-          if (text === lastApprovals || signal.aborted) return
-          lastApprovals = text
-          listener.approvals?.(pending)
-        } catch {
-          // The next change (or the events) will tell; a failed read of the list is not the feed's end.
-        }
-      })
-    }
-    const offApprovals = this.#store.onApprovals((sessionId) => {
-      if (sessionId === id) readApprovals()
-    })
-    readApprovals()
-    void (async () => {
-      try {
-        const pollMs = this.#options.pollMs
-        for await (const event of this.#store.follow(id, { after: afterSeq, signal, ...(pollMs !== undefined ? { pollMs } : {}) })) listener.event(event)
-      } catch (error) {
-        if (!signal.aborted) listener.error?.(error as Error)
-      }
-    })()
+    this.#checkOpen()
+    const tail: Tail = { next: Math.max(0, afterSeq + 1), listener }
+    const channel = this.#channel(id)
+    channel.tails.add(tail)
+    channel.ping()
+    const offApprovals = this.#followApprovals(id, listener)
     return () => {
-      stop.abort()
       offApprovals()
-      this.#follows.delete(stop)
+      channel.tails.delete(tail)
+      if (channel.tails.size === 0) channel.stop()
     }
   }
 
   /** Ends every live tail. The store is the caller's (the server closes it). */
   async close(): Promise<void> {
     this.#closed = true
-    for (const stop of this.#follows) stop.abort()
-    this.#follows.clear()
+    for (const channel of [...this.#channels.values()]) channel.stop()
+  }
+
+  // One reader per followed session, however many tails follow it: on every commit NOTIFY naming the session
+  // (or every pollMs) it reads the rows after the furthest-behind tail and hands each tail the events from its
+  // own next seq, so the database answers one query per session and flush, not one per tail.
+  #channel(id: string): Channel {
+    const existing = this.#channels.get(id)
+    if (existing !== undefined) return existing
+    const pollMs = this.#options.pollMs ?? 1000
+    let pinged = true
+    let wake: (() => void) | undefined
+    let stopped = false
+    const tails = new Set<Tail>()
+    const off = this.#store.onCommit((sessionId) => {
+      if (sessionId === id) channel.ping()
+    })
+    const channel: Channel = {
+      tails,
+      ping: () => {
+        pinged = true
+        wake?.()
+      },
+      stop: () => {
+        if (stopped) return
+        stopped = true
+        off()
+        wake?.()
+        if (this.#channels.get(id) === channel) this.#channels.delete(id)
+      },
+    }
+    this.#channels.set(id, channel)
+    void (async () => {
+      // Listening before the first read: nothing committed in between can go unnoticed.
+      await this.#store.listening().catch(() => undefined)
+      while (!stopped && tails.size > 0) {
+        pinged = false
+        let from = Infinity
+        for (const tail of tails) from = Math.min(from, tail.next)
+        let events: readonly SessionEvent[]
+        try {
+          events = await this.#store.readEvents(id, { after: from - 1, limit: READ_PAGE })
+        } catch (error) {
+          if (stopped) return
+          // The tails end (an SSE client resumes from its last id); a later follower starts a fresh reader.
+          channel.stop()
+          for (const tail of tails) tail.listener.error?.(error as Error)
+          return
+        }
+        if (stopped) return
+        for (const tail of [...tails]) {
+          for (const event of events) {
+            if (event.seq !== tail.next) continue
+            tail.next++
+            tail.listener.event(event)
+          }
+        }
+        if (events.length === READ_PAGE || pinged) continue
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pollMs)
+          function done(): void {
+            clearTimeout(timer)
+            wake = undefined
+            resolve()
+          }
+          wake = done
+          if (pinged || stopped) done()
+        })
+      }
+    })()
+    return channel
+  }
+
+  // Approval lists are read one at a time per follower, so it never sees an older list after a newer one.
+  #followApprovals(id: string, listener: SessionFeedListener): () => void {
+    let stopped = false
+    let reading: Promise<void> = Promise.resolve()
+    let last = '[]'
+    const read = (): void => {
+      reading = reading.then(async () => {
+        if (stopped) return
+        try {
+          const pending = await this.#store.pendingApprovals(id)
+          const text = JSON.stringify(pending)
+          if (text === last || stopped) return
+          last = text
+          listener.approvals?.(pending)
+        } catch {
+          // The next change will tell; a failed read of the list does not end the tail.
+        }
+      })
+    }
+    const off = this.#store.onApprovals((sessionId) => {
+      if (sessionId === id) read()
+    })
+    read()
+    return () => {
+      stopped = true
+      off()
+    }
   }
 
   async #send(id: string, input: Parameters<PostgresStore['send']>[1]): Promise<void> {

@@ -55,6 +55,10 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
       const firstDone = await until(async () => ((await f.serverStore.read(id)).events.some((e) => e.type === 'turn/end') ? true : undefined))
       expect(firstDone).toBe(true)
 
+      // A second tail of the same session joins late, from seq 3, while the first one follows live: both share one
+      // reader of the log and each gets exactly its own part.
+      const lateTail = readSse(`${f.base}/api/sessions/${id}/stream?after=3`, { headers: auth, timeoutMs: 60_000, done: (frames) => turnEnds(frames) === 3 })
+
       // Turn 2: its first text reaches the tail while the turn is still open; then it is cancelled through the API.
       expect((await f.post(`/api/sessions/${id}/followup`, { text: 'stream something' })).status).toBe(202)
       await streamedText
@@ -93,6 +97,8 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
       expect(streamed.filter((e) => e.type === 'tool/call').length).toBe(2)
       const decisions = log.filter((e) => e.type === 'permission/decision').map((e) => e.data as { tool: string; decision: string; by: string })
       expect(decisions).toEqual(expect.arrayContaining([expect.objectContaining({ tool: 'deploy', decision: 'allow', by: 'user' })]))
+
+      expect(sessionEvents((await lateTail).frames).map((e) => e.seq)).toEqual(log.slice(4).map((e) => e.seq))
 
       // A client that reconnects with Last-Event-ID gets exactly the rest.
       const resumeAt = streamed[Math.floor(streamed.length / 2)]?.seq as number

@@ -269,6 +269,17 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
+   * Calls `listener` for every commit NOTIFY: the session id and its new committed length (a hint that events
+   * arrived; read them with {@link readEvents}, and poll as well). Returns the unsubscriber.
+   */
+  onCommit(listener: (sessionId: string, headSeq: number) => void): () => void {
+    return this.#hub.subscribe(this.tables.eventsChannel, (payload) => {
+      const space = payload.lastIndexOf(' ')
+      listener(payload.slice(0, space), Number(payload.slice(space + 1)))
+    })
+  }
+
+  /**
    * Calls `listener` with the session id of every inbox NOTIFY (a hint that input arrived; poll as well).
    * Returns the unsubscriber.
    */
