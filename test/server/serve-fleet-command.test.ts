@@ -68,9 +68,9 @@ describe('ledgerloop serve with a worker fleet (built package)', () => {
       server.kill('SIGTERM')
       worker.kill('SIGTERM')
     }
-    const served = await finished(server)
+    // Both waits start now: a process that exits while the other is awaited must not be missed.
+    const [served, worked] = await Promise.all([finished(server), finished(worker)])
     expect(served.code, served.stderr).toBe(0)
-    const worked = await finished(worker)
     expect(worked.code, worked.stderr).toBe(0)
     expect(worked.stdout).toContain('"type":"claimed"')
   }, 90_000)
