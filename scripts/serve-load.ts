@@ -1,5 +1,5 @@
 /**
- * The `serve` load test: `npm run load:serve -- [--clients 50] [--sessions 10] [--turns 6]`.
+ * The `serve` load test: `npm run load:serve -- [--clients 50] [--sessions 10] [--turns 6] [--fleet]`.
  *
  * Starts the server in a child process (scripts/serve-load-server.ts), opens `--clients` SSE tails spread over
  * `--sessions` live sessions before they start, runs `--turns` turns in every session at once, and checks that
@@ -17,13 +17,18 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '50' },
     sessions: { type: 'string', default: '10' },
     turns: { type: 'string', default: '6' },
+    // The server over PostgreSQL with a worker process (needs the local test database, see docs/serve.md).
+    fleet: { type: 'boolean', default: false },
   },
 })
 const CLIENTS = Number(values.clients)
 const SESSIONS = Number(values.sessions)
 const TURNS = Number(values.turns)
 
-const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', new URL('./serve-load-server.ts', import.meta.url).pathname], { stdio: ['pipe', 'pipe', 'inherit'] })
+const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', new URL('./serve-load-server.ts', import.meta.url).pathname], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+  env: { ...process.env, LOAD_FLEET: values.fleet === true ? '1' : '' },
+})
 const lines = createInterface({ input: child.stdout })
 const waiting: ((line: string) => void)[] = []
 lines.on('line', (line) => waiting.shift()?.(line))
@@ -76,7 +81,8 @@ function tail(session: string): Tail {
 
 async function turnsEnded(id: string): Promise<number> {
   const row = (await (await fetch(`${base}/api/sessions/${id}`, { headers: auth })).json()) as { turns: number; status: string }
-  return row.status === 'idle' ? row.turns : -1
+  // With a worker fleet a finished session is `idle` while its worker keeps it, then `stored`.
+  return row.status === 'idle' || row.status === 'stored' ? row.turns : -1
 }
 
 async function runTurns(ids: string[], from: number, to: number): Promise<void> {
@@ -125,5 +131,6 @@ console.log(`serve load test: ${CLIENTS} SSE clients × ${SESSIONS} live session
 console.log(`  events logged: ${totalEvents} (${Math.round(totalEvents / SESSIONS)} per session); events delivered to clients: ${delivered} (${Math.round(delivered / (elapsed / 1000))}/s)`)
 console.log(`  every client got every event of its session once, in order: ${failures === 0 ? 'yes' : `NO (${failures} clients failed)`}`)
 console.log(`  server memory after GC  start: rss ${mb(baseline.rss)} heap ${mb(baseline.heap)}  ·  after ${half} turns: rss ${mb(middle.rss)} heap ${mb(middle.heap)}  ·  after ${TURNS}: rss ${mb(end.rss)} heap ${mb(end.heap)}`)
-console.log(`  heap growth over the second half: ${mb(end.heap - middle.heap)} (the hosted sessions' own in-memory logs grow with their events; the streams hold nothing per event)`)
+const why = values.fleet === true ? 'the server holds no session (a worker process runs them); the streams hold nothing per event' : "the hosted sessions' own in-memory logs grow with their events; the streams hold nothing per event"
+console.log(`  heap growth over the second half: ${mb(end.heap - middle.heap)} (${why})`)
 process.exit(failures === 0 ? 0 : 1)

@@ -59,6 +59,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request) => {
       const { status, q, limit, offset } = request.query
+      await input.refresh?.()
       const page = await directory.list({ ...(status !== undefined ? { status } : {}), ...(q !== undefined ? { q } : {}), limit, offset })
       return { sessions: page.sessions, total: page.total, ...(offset + limit < page.total ? { next: offset + limit } : {}) }
     },
@@ -91,6 +92,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { id: string } }>('/api/sessions/:id', { schema: { summary: 'A session: header, status, summary and model', tags: ['sessions'], params: idParams } }, async (request) => {
     const { id } = request.params
     const { header, events } = await feed.read(id)
+    await input.refresh?.([id])
     const config = foldRequestHeader(events)?.config
     const cost = costFigure(events, ctx.pricing)
     return {
@@ -159,7 +161,9 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/api/sessions/:id/compact',
     { schema: { summary: 'Compact the older history of an idle session now (logged like an automatic compaction)', tags: ['input'], params: idParams } },
     async (request, reply) => {
-      if (input.compact === undefined) return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available for sessions run elsewhere' } })
+      if (input.compact === undefined) {
+        return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, and compacting by hand needs the running agent' } })
+      }
       return input.compact(request.params.id)
     },
   )
@@ -215,9 +219,14 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams } }, async (request) => {
     const { id } = request.params
+    const busy = (): boolean => input.status(id) === 'running' || input.status(id) === 'awaiting-approval'
+    // A session running right now legitimately ends inside a turn. A port that learns statuses from elsewhere
+    // is asked before and after the read, so a turn starting or ending meanwhile is not taken for a broken log.
+    await input.refresh?.([id])
+    const before = busy()
     const { events } = await feed.read(id)
-    // A session running right now legitimately ends inside a turn.
-    const running = input.status(id) === 'running' || input.status(id) === 'awaiting-approval'
+    if (input.refresh !== undefined) await input.refresh([id])
+    const running = before || busy()
     return checkSession(events, { allowOpenTurn: running })
   })
 

@@ -7,6 +7,8 @@ export { createLedgerServer } from './server.js'
 export type { LedgerServer, LedgerServerOptions } from './server.js'
 export { LocalSessionHost } from './local-session-host.js'
 export type { LocalSessionHostOptions } from './local-session-host.js'
+export { PostgresSessionPort } from './postgres-session-port.js'
+export type { PostgresSessionPortOptions } from './postgres-session-port.js'
 export type {
   ApprovalVerdict,
   NewSessionOptions,

@@ -51,8 +51,16 @@ export interface SessionInputPort {
   approvals(id: string): Promise<readonly PendingApproval[]>
   /** Answers one pending approval; false when no such call is waiting. */
   answer(id: string, callId: string, verdict: ApprovalVerdict): Promise<boolean>
-  /** The session's status as this server sees it. */
+  /**
+   * The session's status as this server sees it. Synchronous: a port whose sessions run elsewhere answers from
+   * a cache that {@link refresh} fills.
+   */
   status(id: string): SessionRunStatus
+  /**
+   * Brings {@link status} up to date for these sessions (all when `ids` is undefined). Optional: only ports that
+   * learn statuses from somewhere else need it; the routes call it before they read a status.
+   */
+  refresh?(ids?: readonly string[]): Promise<void>
   /** Forks a stored session after `at` (default: its end); returns the child's id. */
   fork(id: string, at?: number): Promise<string>
   /**

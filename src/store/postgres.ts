@@ -9,5 +9,6 @@ export type { LeaseLostListener, PostgresStoreOptions, SessionClaim } from './po
 export { PostgresWriter } from './postgres/postgres-writer.js'
 export type { SessionStatus } from './postgres/postgres-writer.js'
 export type { InboxInput, InboxRow } from './postgres/inbox-input.js'
+export type { ApprovalQuestion, SessionState, StoredApproval, StoredVerdict } from './postgres/approvals.js'
 export type { FollowOptions } from './postgres/stored-events.js'
 export { POSTGRES_SCHEMA_VERSION } from './postgres/schema.js'

@@ -2,12 +2,14 @@ import { InvalidArgumentError, type Command } from 'commander'
 import { HarnessError } from '../../errors/harness-error.js'
 import { retryPlugin } from '../../plugins/retry.js'
 import { turnBudgetPlugin } from '../../plugins/turn-budget.js'
-import { createLedgerServer } from '../../server/server.js'
+import { createLedgerServer, type LedgerServer } from '../../server/server.js'
 import { isLoopbackHost } from '../../server/access-guard.js'
 import { builtinTools } from '../../tools/builtin/index.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { CLI_SYSTEM_PROMPT, cliPricing } from '../cli-harness.js'
-import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
+import { CLI_SYSTEM_PROMPT, cliPricing, storeSpecOf } from '../cli-harness.js'
+import { resolveConfig } from '../config.js'
+import { addAgentOptions, configFlagsOf, prepareRun, type AgentFlags } from './agent-options.js'
+import { startFleetServer } from './serve-fleet.js'
 import { removeScratch } from './run.js'
 
 /** Flags of `ledgerloop serve`. */
@@ -53,8 +55,9 @@ function collect(value: string, previous: string[] | undefined): string[] {
 }
 
 /**
- * `ledgerloop serve`: the HTTP API and web page over the session store, running sessions in this process.
- * Prints the page URL (with the token) once, then serves until SIGINT/SIGTERM.
+ * `ledgerloop serve`: the HTTP API and web page over the session store, running sessions in this process (JSONL,
+ * SQLite), or only writing the inbox and following the log while `ledgerloop worker` processes run them
+ * (`--store postgres://…`). Prints the page URL (with the token) once, then serves until SIGINT/SIGTERM.
  */
 export async function serveCommand(flags: ServeFlags): Promise<number> {
   if (flags.session !== undefined) throw new CliError('serve runs every session of the store: --session does not apply (open the session in the page)', EXIT.usage)
@@ -65,6 +68,11 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   if (flags.unsafeNoToken === true && flags.token !== undefined) throw new CliError('--token and --unsafe-no-token contradict each other', EXIT.usage)
   if (flags.unsafeNoToken === true && !isLoopbackHost(flags.host)) {
     throw new CliError(`--unsafe-no-token is only allowed on a loopback host (127.0.0.1, localhost, ::1), not ${flags.host}`, EXIT.usage)
+  }
+  const spec = storeSpecOf(resolveConfig(configFlagsOf(flags)))
+  if (spec.kind === 'postgres') {
+    const fleet = await startFleetServer(flags, resolveConfig(configFlagsOf(flags)), spec.url)
+    return serveUntilStopped(fleet.server, fleet.banner, fleet.close, flags)
   }
   const prepared = await prepareRun(flags)
   const { config, route, root } = prepared
@@ -94,16 +102,23 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     port: flags.port,
     ...(flags.allowOrigin !== undefined ? { allowedOrigins: flags.allowOrigin } : {}),
   })
+  const model = route.scriptFile !== undefined ? `scripted model from ${route.scriptFile}` : `${route.provider} · ${route.model}`
+  const code = await serveUntilStopped(server, `ledgerloop serve · ${model} · tools in ${root}`, () => server.close(), flags)
+  if (prepared.scratchRoot) removeScratch(root)
+  return code
+}
+
+/** Listens, prints the banner and the page URL, serves until SIGINT/SIGTERM, then closes. */
+async function serveUntilStopped(server: LedgerServer, banner: string, close: () => Promise<void>, flags: ServeFlags): Promise<number> {
   try {
     await server.listen()
   } catch (error) {
-    await server.close()
+    await close()
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE') throw new CliError(`port ${flags.port} on ${flags.host} is in use (pick another with --port)`, EXIT.usage)
     throw error
   }
-  const model = route.scriptFile !== undefined ? `scripted model from ${route.scriptFile}` : `${route.provider} · ${route.model}`
-  process.stdout.write(`ledgerloop serve · ${model} · tools in ${root}\n`)
+  process.stdout.write(`${banner}\n`)
   process.stdout.write(`open ${server.pageUrl()}\n`)
   await new Promise<void>((done) => {
     const stop = (): void => {
@@ -115,7 +130,6 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     process.on('SIGTERM', stop)
   })
   process.stdout.write('stopping: cancelling running turns and closing the store\n')
-  await server.close()
-  if (prepared.scratchRoot) removeScratch(root)
+  await close()
   return EXIT.ok
 }

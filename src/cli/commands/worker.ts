@@ -9,6 +9,7 @@ import { turnBudgetPlugin } from '../../plugins/turn-budget.js'
 import type { PostgresStore } from '../../store/postgres/postgres-store.js'
 import { builtinTools } from '../../tools/builtin/index.js'
 import { runWorker } from '../../worker/run-worker.js'
+import { storeApprovalPlugin } from '../../worker/store-approvals.js'
 import type { WorkerEvent } from '../../worker/session-task.js'
 import { turnScript } from '../../worker/turn-script.js'
 import { CliError, EXIT } from '../cli-error.js'
@@ -28,6 +29,7 @@ export interface WorkerFlags {
   readonly script?: string
   readonly root?: string
   readonly yes?: boolean
+  readonly remoteApprovals?: boolean
   readonly maxSteps?: number
   readonly leaseMs?: number
   readonly idleGraceMs?: number
@@ -48,6 +50,7 @@ export function registerWorkerCommand(program: Command, exit: { code: number }):
     .option('--script <file>', 'a scripted model: every turn of every session replays this JSON array of script steps')
     .option('--root <dir>', 'folder the tools work in (default: the current folder)')
     .option('--yes', 'approve every permission question (otherwise asks are denied: no one is at a terminal)')
+    .option('--remote-approvals', 'permission questions wait for an answer through `ledgerloop serve` (its API and page) instead of being denied')
     .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
     .option('--lease-ms <n>', 'lease length in database time (default 30000; renewed every third)', positiveInteger)
     .option('--idle-grace-ms <n>', 'release a session after this long without input (default 2000)', positiveInteger)
@@ -67,6 +70,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
     throw new CliError('the worker needs a shared store: --store postgres://user@host:port/db', EXIT.usage)
   }
   if (flags.script !== undefined && flags.provider !== undefined) throw new CliError('--script replaces the model: it cannot be combined with --provider', EXIT.usage)
+  if (flags.yes === true && flags.remoteApprovals === true) throw new CliError('--yes approves every question, --remote-approvals asks people: pass one of them', EXIT.usage)
   const config = resolveConfig({
     ...(flags.provider !== undefined ? { provider: flags.provider } : {}),
     ...(flags.model !== undefined ? { model: flags.model } : {}),
@@ -76,7 +80,6 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   })
   const route = workerRoute(config, flags)
   const root = resolve(flags.root ?? config.root)
-  const harnessOptions = workerHarnessOptions(config, route, root, flags.yes === true)
   let store: PostgresStore
   try {
     store = await (await loadPostgresStoreModule()).openPostgresStoreFromUrl(flags.store, {
@@ -85,6 +88,13 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
     })
   } catch (error) {
     if (error instanceof HarnessError) throw new CliError(`${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
+    throw error
+  }
+  let harnessOptions: Omit<HarnessOptions, 'store'>
+  try {
+    harnessOptions = workerHarnessOptions(config, route, root, flags.yes === true ? 'yes' : flags.remoteApprovals === true ? store : 'deny')
+  } catch (error) {
+    await store.close()
     throw error
   }
   const stop = new AbortController()
@@ -127,15 +137,18 @@ function workerRoute(config: EffectiveConfig, flags: WorkerFlags): ModelRoute {
 }
 
 // The same composition as the interactive CLI harness (tools on the root, retry, permissions, turn budget),
-// over the worker's store; no one can answer an ask here, so asks are denied unless --yes.
-function workerHarnessOptions(config: EffectiveConfig, route: ModelRoute, root: string, yes: boolean): Omit<HarnessOptions, 'store'> {
+// over the worker's store; no one can answer an ask here, so asks are denied, unless --yes approves them or
+// --remote-approvals stores them for `serve` to answer.
+function workerHarnessOptions(config: EffectiveConfig, route: ModelRoute, root: string, asks: 'yes' | 'deny' | PostgresStore): Omit<HarnessOptions, 'store'> {
   try {
     return {
       adapters: [route.adapter],
       tools: builtinTools({ root, shell: config.shell }),
       plugins: [
         retryPlugin(config.retry),
-        permissionPlugin({ rules: config.permissions, ...(yes ? { ask: async () => 'yes' as const } : {}) }),
+        typeof asks === 'object'
+          ? storeApprovalPlugin({ store: asks, rules: config.permissions })
+          : permissionPlugin({ rules: config.permissions, ...(asks === 'yes' ? { ask: async () => 'yes' as const } : {}) }),
         turnBudgetPlugin({ maxSteps: config.maxSteps, ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}) }),
       ],
       system: CLI_SYSTEM_PROMPT,

@@ -8,6 +8,7 @@ import { checkFlushDelay } from '../group-commit.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.js'
 import { checkSeed, checkSessionId } from '../stored-log.js'
 import type { SessionStore, SessionSummary, StoredSession } from '../types.js'
+import { answerApproval, askApproval, pendingApprovals, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
 import { decodeInboxRow, encodeInboxInput, type InboxInput, type InboxRow } from './inbox-input.js'
 import { NotificationHub } from './notifications.js'
 import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBackend } from './postgres-writer.js'
@@ -113,7 +114,7 @@ export class PostgresStore implements SessionStore {
     this.#pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 })
     // An idle pooled connection that dies (server restart) must not crash the process: the next query reconnects.
     if (this.#ownsPool) this.#pool.on('error', () => undefined)
-    this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel])
+    this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel, this.tables.approvalsChannel])
     this.#ready = migrateSchema(this.#pool, this.tables)
     this.#ready.catch(() => undefined)
     this.#backend = {
@@ -144,11 +145,12 @@ export class PostgresStore implements SessionStore {
 
   /**
    * Creates a session that no one owns yet (for input sent through the inbox: a worker claims it when input
-   * arrives). `SESSION_EXISTS` when taken.
+   * arrives), optionally with a seed log (a fork's inherited events). `SESSION_EXISTS` when taken.
    */
-  async createDetached(header: SessionHeader): Promise<void> {
+  async createDetached(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<void> {
     checkSessionId(header.id)
-    await this.#insertSession(header, [], false)
+    checkSeed(header.id, seed)
+    await this.#insertSession(header, seed, false)
   }
 
   async open(id: string): Promise<StoredSession & { readonly writer: PostgresWriter }> {
@@ -267,6 +269,17 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
+   * Calls `listener` for every commit NOTIFY: the session id and its new committed length (a hint that events
+   * arrived; read them with {@link readEvents}, and poll as well). Returns the unsubscriber.
+   */
+  onCommit(listener: (sessionId: string, headSeq: number) => void): () => void {
+    return this.#hub.subscribe(this.tables.eventsChannel, (payload) => {
+      const space = payload.lastIndexOf(' ')
+      listener(payload.slice(0, space), Number(payload.slice(space + 1)))
+    })
+  }
+
+  /**
    * Calls `listener` with the session id of every inbox NOTIFY (a hint that input arrived; poll as well).
    * Returns the unsubscriber.
    */
@@ -277,6 +290,58 @@ export class PostgresStore implements SessionStore {
   /** Resolves once notifications are being received (rejects while the database is unreachable). */
   listening(): Promise<void> {
     return this.#hub.ready()
+  }
+
+  /**
+   * Stores a permission question about tool call `callId` of a session this store holds open, under the
+   * writer's lease epoch, for anyone to answer with {@link answerApproval} (`serve` does). A question of an
+   * epoch that lost its lease is void: never listed, never answerable.
+   * @throws HarnessError `SESSION_CLOSED` when this store has no open writer of the session, `LEASE_LOST` when fenced
+   */
+  async askApproval(sessionId: string, callId: string, question: ApprovalQuestion): Promise<void> {
+    await askApproval(this.#pool, this.tables, sessionId, this.#ownEpoch(sessionId), callId, question)
+  }
+
+  /** The answer to this store's own question about `callId` (the row is removed), or undefined while none was given. */
+  async takeApprovalAnswer(sessionId: string, callId: string): Promise<StoredVerdict | undefined> {
+    return takeApprovalAnswer(this.#pool, this.tables, sessionId, this.#ownEpoch(sessionId), callId)
+  }
+
+  /** Withdraws this store's own question about `callId` (its turn was cancelled or the session is released). */
+  async withdrawApproval(sessionId: string, callId: string): Promise<void> {
+    const writer = this.#writers.get(sessionId)
+    if (writer !== undefined) await withdrawApproval(this.#pool, this.tables, sessionId, writer.epoch, callId)
+  }
+
+  /** Unanswered questions of the session's live owner, oldest first (any process may read them). */
+  async pendingApprovals(sessionId: string): Promise<StoredApproval[]> {
+    checkSessionId(sessionId)
+    await this.#ready
+    return pendingApprovals(this.#pool, this.tables, sessionId)
+  }
+
+  /**
+   * Answers a question of the session's live owner, from any process; false when no such question waits (never
+   * asked, already answered, withdrawn, or its asker lost the lease). The asker is woken by a NOTIFY.
+   */
+  async answerApproval(sessionId: string, callId: string, verdict: StoredVerdict): Promise<boolean> {
+    checkSessionId(sessionId)
+    await this.#ready
+    return answerApproval(this.#pool, this.tables, sessionId, callId, verdict)
+  }
+
+  /** Calls `listener` with the session id whenever a question is asked, answered or withdrawn. Returns the unsubscriber. */
+  onApprovals(listener: (sessionId: string) => void): () => void {
+    return this.#hub.subscribe(this.tables.approvalsChannel, listener)
+  }
+
+  /**
+   * How sessions look from outside: the listed ones (all when `ids` is undefined) that a live lease holds or
+   * that are not idle; every session missing from the answer is idle and unowned.
+   */
+  async sessionStates(ids?: readonly string[]): Promise<SessionState[]> {
+    await this.#ready
+    return sessionStates(this.#pool, this.tables, ids)
   }
 
   /** Calls `listener` whenever one of this store's writers is fenced off. Returns the unsubscriber. */
@@ -486,6 +551,13 @@ export class PostgresStore implements SessionStore {
       this.#renew().catch(() => undefined)
     }, Math.max(50, Math.floor(this.leaseMs / 3)))
     this.#renewal.unref()
+  }
+
+  #ownEpoch(id: string): number {
+    const writer = this.#writers.get(id)
+    if (writer === undefined) throw new HarnessError(`session '${id}' is not open in this store (${this.ownerId})`, 'SESSION_CLOSED')
+    if (writer.fenced !== undefined) throw writer.fenced
+    return writer.epoch
   }
 
   #leaseLostError(id: string, epoch: number, cause?: unknown): HarnessError {

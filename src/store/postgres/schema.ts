@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { HarnessError } from '../../errors/harness-error.js'
 
 /** The schema version this build writes and reads; older databases are migrated up to it on open. */
-export const POSTGRES_SCHEMA_VERSION = 1
+export const POSTGRES_SCHEMA_VERSION = 2
 
 /** What a PostgreSQL schema name may be: a plain lower-case identifier, so it can be quoted into SQL safely. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/
@@ -16,11 +16,15 @@ export interface StoreTables {
   readonly sessions: string
   readonly events: string
   readonly inbox: string
+  /** Tool calls of worker-run sessions waiting for a person's decision (answered through `serve`). */
+  readonly approvals: string
   readonly version: string
   /** NOTIFY channel of new inbox rows (payload: session id). */
   readonly inboxChannel: string
   /** NOTIFY channel of committed events (payload: `<session id> <head seq>`). */
   readonly eventsChannel: string
+  /** NOTIFY channel of asked, answered and withdrawn approvals (payload: session id). */
+  readonly approvalsChannel: string
 }
 
 /**
@@ -38,9 +42,11 @@ export function storeTables(schema: string): StoreTables {
     sessions: q('sessions'),
     events: q('events'),
     inbox: q('inbox'),
+    approvals: q('approvals'),
     version: q('schema_version'),
     inboxChannel: `${schema}_inbox`,
     eventsChannel: `${schema}_events`,
+    approvalsChannel: `${schema}_approvals`,
   }
 }
 
@@ -80,6 +86,19 @@ function migrations(t: StoreTables): readonly string[] {
     CREATE INDEX inbox_by_session ON ${t.inbox} (session_id, id);
     CREATE INDEX sessions_by_update ON ${t.sessions} (updated_at DESC);
     CREATE INDEX sessions_claimable ON ${t.sessions} (lease_until) WHERE owner IS NOT NULL;
+    `,
+    // 2: pending tool approvals of worker-run sessions. A row belongs to the lease epoch that asked: a row of an
+    // older epoch (its asker died or lost the lease) is never listed or answered.
+    `
+    CREATE TABLE ${t.approvals} (
+      session_id  text NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+      call_id     text NOT NULL,
+      epoch       integer NOT NULL,
+      question    text NOT NULL,
+      asked_at    timestamptz NOT NULL DEFAULT now(),
+      answer      text CHECK (answer IN ('allow', 'deny', 'always')),
+      PRIMARY KEY (session_id, call_id)
+    );
     `,
   ]
 }
