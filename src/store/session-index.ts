@@ -132,7 +132,9 @@ export class SessionIndex {
       if (statSync(this.#sessionsDir).mtimeMs > mark) return this.#reconcile(options, 'stale')
       const search = options.search ?? ''
       const offset = Math.max(0, options.offset ?? 0)
-      const need = search !== '' || options.limit === undefined ? Infinity : offset + Math.max(0, options.limit)
+      const end = options.limit === undefined ? undefined : offset + Math.max(0, options.limit)
+      // A search must see every entry; a plain page only the newest `end`.
+      const need = search !== '' || end === undefined ? Infinity : end
       const candidates = [...tail.values()]
       readSnapshotBackwards(fd, header.start, snapEnd, (entry) => {
         if (tail.has(entry.id)) return true
@@ -143,7 +145,7 @@ export class SessionIndex {
       const matched = search !== '' ? candidates.filter((s) => matchesSearch(s, search)) : candidates
       // Sessions created since the snapshot are journalled with `new`; a deleted one makes the folder stale.
       const total = search !== '' ? matched.length : header.count + created.size
-      const page = this.#checkPage(matched.slice(offset, need === Infinity ? undefined : need))
+      const page = this.#checkPage(matched.slice(offset, end))
       if (page === undefined) return this.#reconcile(options, 'stale')
       return sessionList(page, total)
     } finally {
