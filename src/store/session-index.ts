@@ -56,13 +56,16 @@ export class SessionIndex {
   readonly #sessionsDir: string
   readonly #indexDir: string
   readonly #summarize: SummarizeFile
+  readonly #compactAt: number
   #fd: number | undefined
 
   /**
    * @param sessionsDir - the JSONL store's folder
    * @param summarize - summarises one session from its log (for rebuilding and for stale entries)
+   * @param compactAtBytes - journal length past which a listing folds it into the snapshot
    */
-  constructor(sessionsDir: string, summarize: SummarizeFile) {
+  constructor(sessionsDir: string, summarize: SummarizeFile, compactAtBytes: number = COMPACT_AT_BYTES) {
+    this.#compactAt = compactAtBytes
     this.#sessionsDir = sessionsDir
     this.#indexDir = join(sessionsDir, INDEX_DIR)
     this.path = join(this.#indexDir, INDEX_FILE)
@@ -118,7 +121,7 @@ export class SessionIndex {
       if (header === undefined) return this.#reconcile(options, 'damaged')
       const snapEnd = header.start + header.snapshotBytes
       if (snapEnd > size) return this.#reconcile(options, 'damaged')
-      compact = size - snapEnd > COMPACT_AT_BYTES
+      compact = size - snapEnd > this.#compactAt
       const tail = new Map<string, SessionSummary>()
       const created = new Set<string>()
       let mark = header.mark
