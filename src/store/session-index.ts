@@ -13,6 +13,8 @@ export const INDEX_FILE = 'sessions.jsonl'
 /** A journal tail past this many bytes is folded into the snapshot by the next listing. */
 export const COMPACT_AT_BYTES = 1 << 20
 const CHUNK = 64 * 1024
+/** A listing stats at most this many of its rows' logs (fresh sizes, stale entries); the rest come as indexed. */
+export const STAT_ROWS = 200
 const TAG = 'session-index'
 
 /** Line 1 of the index: how long the sorted snapshot after it is, and what it covers. */
@@ -139,11 +141,17 @@ export class SessionIndex {
       // A search must see every entry; a plain page only the newest `end`.
       const need = search !== '' || end === undefined ? Infinity : end
       const candidates = [...tail.values()]
-      readSnapshotBackwards(fd, header.start, snapEnd, (entry) => {
-        if (tail.has(entry.id)) return true
-        candidates.push(entry)
-        return candidates.length - tail.size < need
-      })
+      readSnapshotBackwards(
+        fd,
+        header.start,
+        snapEnd,
+        (entry) => {
+          if (tail.has(entry.id)) return true
+          candidates.push(entry)
+          return candidates.length - tail.size < need
+        },
+        searchPrefilter(search),
+      )
       candidates.sort(newestFirst)
       const matched = search !== '' ? candidates.filter((s) => matchesSearch(s, search)) : candidates
       // Sessions created since the snapshot are journalled with `new`; a deleted one makes the folder stale.
@@ -166,7 +174,11 @@ export class SessionIndex {
   // folder changed under the index (undefined: reconcile).
   #checkPage(page: SessionSummary[], dropMissing = false): SessionSummary[] | undefined {
     const out: SessionSummary[] = []
-    for (const entry of page) {
+    for (const [i, entry] of page.entries()) {
+      if (i >= STAT_ROWS) {
+        out.push(entry)
+        continue
+      }
       let stats
       try {
         stats = statSync(join(this.#sessionsDir, `${entry.id}.jsonl`))
@@ -380,17 +392,28 @@ function parseLine(text: string): Line | undefined {
   }
 }
 
-// Complete lines only: a last line without its newline is an append still being written (or torn).
-function* parseLines(bytes: Buffer): Generator<Line> {
+// Complete lines only: a last line without its newline is an append still being written (or torn). `keep`
+// skips lines before they are parsed (a search's cheap first pass).
+function* parseLines(bytes: Buffer, keep?: (text: string) => boolean): Generator<Line> {
   let start = 0
   for (let end = bytes.indexOf(10); end >= 0; start = end + 1, end = bytes.indexOf(10, start)) {
-    const line = parseLine(bytes.toString('utf8', start, end))
+    const text = bytes.toString('utf8', start, end)
+    if (keep !== undefined && !keep(text)) continue
+    const line = parseLine(text)
     if (line !== undefined) yield line
   }
 }
 
+// A search can only match a line that contains its text: the title, first prompt and id are stored verbatim
+// (JSON escapes only quotes, backslashes and control characters; a needle with one of those gets no first pass).
+function searchPrefilter(search: string): ((text: string) => boolean) | undefined {
+  if (search === '' || /["\\\u0000-\u001f]/.test(search)) return undefined
+  const needle = search.toLowerCase()
+  return (text) => text.toLowerCase().includes(needle)
+}
+
 // Reads snapshot entries newest first (the snapshot is sorted oldest first) until `take` returns false.
-function readSnapshotBackwards(fd: number, start: number, end: number, take: (entry: SessionSummary) => boolean): void {
+function readSnapshotBackwards(fd: number, start: number, end: number, take: (entry: SessionSummary) => boolean, keep?: (text: string) => boolean): void {
   let carry = Buffer.alloc(0)
   for (let pos = end; pos > start; ) {
     const from = Math.max(start, pos - CHUNK)
@@ -405,7 +428,7 @@ function readSnapshotBackwards(fd: number, start: number, end: number, take: (en
       carry = buffer.subarray(0, first + 1)
       buffer = buffer.subarray(first + 1)
     }
-    const lines = [...parseLines(buffer)]
+    const lines = [...parseLines(buffer, keep)]
     for (let i = lines.length - 1; i >= 0; i--) {
       const line = lines[i] as Line
       if (line.kind === 'entry' && !take(line.entry)) return
