@@ -59,7 +59,7 @@ function workload(total: number): SessionEvent[] {
   return events.slice(0, total)
 }
 
-async function storeRun(store: SessionStore, events: readonly SessionEvent[]): Promise<number> {
+async function storeRun(store: SessionStore, events: readonly SessionEvent[], includeClose = false): Promise<number> {
   const writer = await store.create(new Session({ id: 'bench' }).header)
   const started = performance.now()
   for (let i = 0; i < events.length; i++) {
@@ -67,6 +67,7 @@ async function storeRun(store: SessionStore, events: readonly SessionEvent[]): P
     if ((i + 1) % batch === 0) await writer.flush()
   }
   await writer.flush()
+  if (includeClose) await writer.close() // interval mode: the data is on disk only after close
   const elapsed = performance.now() - started
   await writer.close()
   return elapsed
@@ -96,7 +97,7 @@ async function measureOnce(round: number): Promise<[string, number][]> {
   rows.push(['raw writeSync+fsync (unpacked bytes, encoded beforehand)', rawRun(at('raw'), events, false)])
   for (const pack of [true, false]) {
     rows.push([`JsonlStore packChunks=${pack}`, await storeRun(new JsonlStore({ dir: at(`jsonl-${pack}`), packChunks: pack }), events)])
-    rows.push([`JsonlStore fsync=interval packChunks=${pack} (incl. close)`, await storeRun(new JsonlStore({ dir: at(`jsonl-i-${pack}`), packChunks: pack, fsync: 'interval' }), events)])
+    rows.push([`JsonlStore fsync=interval packChunks=${pack} (incl. close)`, await storeRun(new JsonlStore({ dir: at(`jsonl-i-${pack}`), packChunks: pack, fsync: 'interval' }), events, true)])
     const sqlite = new SqliteStore({ path: at(`sqlite-${pack}.db`), packChunks: pack })
     rows.push([`SqliteStore packChunks=${pack}`, await storeRun(sqlite, events)])
     const loadStart = performance.now()
@@ -209,7 +210,23 @@ async function measureLoopSteps(): Promise<void> {
     ["JSONL fsync: 'interval' (200 ms)", () => new JsonlStore({ dir: dirOf('interval'), fsync: 'interval' })],
   ]
   for (let i = 0; i < 10; i++) for (const [, make] of policies) await loopOnce(make(), 100) // warm-up
-  console.log(`\nloop wall time per step (${K} chunks + 1 tool call per step, one turn; median of ${loopRuns}); vs the original harness's JSONL store:`)
+  // What the disk costs right now: one write + fsync of a step's bytes, per step (the default mode's floor).
+  const floorPath = join(root, 'loop-floor')
+  const fd = openSync(floorPath, 'w', 0o600)
+  const stepBytes = 'x'.repeat(2500) + '\n'
+  const floorSamples: number[] = []
+  for (let r = 0; r < loopRuns; r++) {
+    const t0 = performance.now()
+    for (let i = 0; i < 100; i++) {
+      writeSync(fd, stepBytes)
+      fsyncSync(fd)
+    }
+    floorSamples.push((performance.now() - t0) / 100)
+  }
+  closeSync(fd)
+  const floor = floorSamples.sort((a, b) => a - b)[Math.floor(floorSamples.length / 2)] as number
+  console.log(`\nfloor now: one write + fsync of a step's bytes = ${floor.toFixed(3)} ms (the disk's state during this run)`)
+  console.log(`loop wall time per step (${K} chunks + 1 tool call per step, one turn; median of ${loopRuns}); vs the original harness's JSONL store:`)
   for (const steps of stepSizes) {
     for (const [name, make] of policies) {
       const perStep: number[] = []
