@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { closeSync, constants, existsSync, fstatSync, fsync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { constants, existsSync, fsync, fsyncSync, writeSync } from 'node:fs'
 import { link, open, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
@@ -8,12 +8,12 @@ import type { SessionHeader } from '../session/session.js'
 import { FileLock } from './file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from './file-permissions.js'
 import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCommit } from './group-commit.js'
-import { digestLogText, SessionDigest, summaryOf } from './session-digest.js'
-import { encodeRecordLines, headerRecord, parseHeaderRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
+import { SessionDigest, summarizeSessionFile, summaryOf } from './session-digest.js'
+import { encodeRecordLines, headerRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
 import { SessionIndex } from './session-index.js'
 import { sessionList } from './session-list.js'
 import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
-import type { SessionList, SessionListOptions, SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
+import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 /** Options of {@link JsonlStore}. */
 export interface JsonlStoreOptions {
@@ -103,7 +103,7 @@ export class JsonlStore implements SessionStore {
     }
     // Interval mode never blocks the loop on the disk: its fsync runs on the thread pool.
     this.#policy = { pack: this.#pack, delayMs, maxDelayMs: interval ? MAX_FLUSH_INTERVAL_MS : MAX_FLUSH_DELAY_MS, blockingSync: mode === 'tool' || mode === 'blocking', interval }
-    this.#index = new SessionIndex(this.dir, (id) => this.#summarizeFile(id))
+    this.#index = new SessionIndex(this.dir, (id) => summarizeSessionFile(this.dir, id))
   }
 
   /** Path of the session index (`<dir>/.index/sessions.jsonl`, see {@link JsonlStore.list}). */
@@ -244,38 +244,6 @@ export class JsonlStore implements SessionStore {
     const scanned = scanSessionFile(await file.readFile(), path, id)
     validateStoredLog(scanned.header, scanned.events, scanned.locate, this.#knownTypes)
     return scanned
-  }
-
-  // A listing's summary of one log, read from its file (the index's rebuild and its stale entries): the header
-  // parsed, the rest only searched for the first prompt and the turn ends. Undefined when the file is gone.
-  #summarizeFile(id: string): SessionSummary | undefined {
-    const path = join(this.dir, `${id}.jsonl`)
-    let bytes: Buffer
-    let mtimeMs: number
-    let size: number
-    try {
-      const fd = openSync(path, READ_FLAGS)
-      try {
-        const stats = fstatSync(fd)
-        mtimeMs = stats.mtimeMs
-        size = stats.size
-        bytes = readFileSync(fd)
-      } finally {
-        closeSync(fd)
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      return { id, createdAt: 0, updatedAt: 0, problem: (error as Error).message }
-    }
-    const base = { id, createdAt: 0, updatedAt: mtimeMs, sizeBytes: size }
-    const end = bytes.indexOf(10)
-    if (end < 0) return { ...base, problem: `${path}:1: the header line is incomplete` }
-    try {
-      const header = parseHeaderRecord(bytes.toString('utf8', 0, end), id, `${path}:1`)
-      return summaryOf(header, digestLogText(bytes), mtimeMs, size)
-    } catch (error) {
-      return { ...base, problem: (error as Error).message }
-    }
   }
 }
 

@@ -1,7 +1,9 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { ContentBlock, UserMessage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
-import { summaryLinks } from './session-file.js'
+import { parseHeaderRecord, summaryLinks } from './session-file.js'
 import type { SessionSummary } from './types.js'
 
 /** How much of the first prompt a listing keeps (one line, whitespace collapsed). */
@@ -121,4 +123,41 @@ export function digestLogText(bytes: Buffer): SessionDigest {
     digest.lastReason = event?.data?.reason?.kind ?? null
   }
   return digest
+}
+
+/**
+ * A listing's summary of one JSONL log, read from its file (for the session index's rebuild and its stale
+ * entries): the header parsed, the rest only searched for the first prompt and the turn ends
+ * ({@link digestLogText}). A file whose header cannot be read is summarised with `problem` set.
+ * @returns undefined when the file is gone
+ */
+export function summarizeSessionFile(dir: string, id: string): SessionSummary | undefined {
+  const path = join(dir, `${id}.jsonl`)
+  let bytes: Buffer
+  let mtimeMs: number
+  let size: number
+  try {
+    // O_NOFOLLOW: a session file that is a symlink is never followed.
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+    try {
+      const stats = fstatSync(fd)
+      mtimeMs = stats.mtimeMs
+      size = stats.size
+      bytes = readFileSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    return { id, createdAt: 0, updatedAt: 0, problem: (error as Error).message }
+  }
+  const base = { id, createdAt: 0, updatedAt: mtimeMs, sizeBytes: size }
+  const end = bytes.indexOf(10)
+  if (end < 0) return { ...base, problem: `${path}:1: the header line is incomplete` }
+  try {
+    const header = parseHeaderRecord(bytes.toString('utf8', 0, end), id, `${path}:1`)
+    return summaryOf(header, digestLogText(bytes), mtimeMs, size)
+  } catch (error) {
+    return { ...base, problem: (error as Error).message }
+  }
 }

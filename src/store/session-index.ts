@@ -89,7 +89,9 @@ export class SessionIndex {
 
   /** Appends a session's summary (best effort: a failure only makes the next listing rebuild). */
   record(summary: SessionSummary, created = false): void {
-    this.#append(JSON.stringify(created ? { ...summary, new: 1 } : summary) + '\n')
+    // A line written again after a fold goes without `new`: the fold most likely counted it already (a
+    // count one short until the next fold beats one counted twice).
+    this.#append(JSON.stringify(created ? { ...summary, new: 1 } : summary) + '\n', JSON.stringify(summary) + '\n')
   }
 
   /** Appends the folder's current mtime: everything this process did to the folder so far is indexed. */
@@ -155,7 +157,7 @@ export class SessionIndex {
       candidates.sort(newestFirst)
       const matched = search !== '' ? candidates.filter((s) => matchesSearch(s, search)) : candidates
       // Sessions created since the snapshot are journalled with `new`; a deleted one makes the folder stale.
-      const total = search !== '' ? matched.length : header.count + created.size
+      const total = search !== '' || end === undefined ? matched.length : header.count + created.size
       const page = this.#checkPage(matched.slice(offset, end))
       if (page === undefined) return this.#reconcile(options, 'stale')
       return sessionList(page, total)
@@ -210,9 +212,10 @@ export class SessionIndex {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return sessionList([], 0)
       throw error
     }
-    const known = why === 'stale' ? this.#readAll() : new Map<string, SessionSummary>()
+    const known = why === 'stale' ? this.#readAll().entries : new Map<string, SessionSummary>()
     const entries = new Map<string, SessionSummary>()
     let added = 0
+    const pending = new Set<string>()
     for (const name of names) {
       const id = name.slice(0, -'.jsonl'.length)
       const entry = known.get(id)
@@ -222,12 +225,14 @@ export class SessionIndex {
         if (summary === undefined) continue
         entries.set(id, summary)
         added++
+        if (existsSync(join(this.#sessionsDir, `${id}.lock`))) pending.add(id)
       }
     }
     const gone = known.size - (entries.size - added)
     let note: string | undefined
     if (why !== 'stale' || added > 0 || gone > 0 || force) {
-      const written = this.#writeSnapshot([...entries.values()], mark)
+      const dropped = new Set([...known.keys()].filter((id) => !entries.has(id)))
+      const written = this.#writeSnapshot([...entries.values()], mark, true, dropped, pending)
       if (names.length > 0 || why === 'damaged') {
         const what = why === 'stale' ? `was stale (${added} session${added === 1 ? '' : 's'} not in it, ${gone} gone)` : `was ${why}`
         note = `the session index ${this.path} ${what}: ${written ? 'rebuilt' : 'read'} from ${names.length} session file${names.length === 1 ? '' : 's'}`
@@ -241,21 +246,25 @@ export class SessionIndex {
     return sessionList(this.#checkPage(matched.slice(offset, end), true) ?? [], matched.length, note)
   }
 
-  // Every entry of the index, the latest per session (empty when it is unreadable).
-  #readAll(): Map<string, SessionSummary> {
+  // Every entry of the index, the latest per session, and the latest mark (empty when it is unreadable).
+  #readAll(): { entries: Map<string, SessionSummary>; mark: number | undefined } {
     const entries = new Map<string, SessionSummary>()
     let fd: number
     try {
       fd = openSync(this.path, constants.O_RDONLY | constants.O_NOFOLLOW)
     } catch {
-      return entries
+      return { entries, mark: undefined }
     }
     try {
       const size = fstatSync(fd).size
       const header = readHeader(fd, size)
-      if (header === undefined) return entries
-      for (const line of parseLines(readRange(fd, header.start, size))) if (line.kind === 'entry') mergeEntry(entries, line.entry)
-      return entries
+      if (header === undefined) return { entries, mark: undefined }
+      let mark = header.mark
+      for (const line of parseLines(readRange(fd, header.start, size))) {
+        if (line.kind === 'entry') mergeEntry(entries, line.entry)
+        else mark = Math.max(mark, line.mark)
+      }
+      return { entries, mark }
     } finally {
       closeSync(fd)
     }
@@ -264,8 +273,10 @@ export class SessionIndex {
   // Folds the journal into a new snapshot. Skipped when another process holds the index lock (it is doing it).
   #compact(): void {
     try {
-      const entries = this.#readAll()
-      if (entries.size > 0) this.#writeSnapshot([...entries.values()], statSync(this.#sessionsDir).mtimeMs, false)
+      // The snapshot keeps the marks' verdict, never the folder's mtime of now: a change since the last mark
+      // must still make the next listing reconcile.
+      const { entries, mark } = this.#readAll()
+      if (mark !== undefined) this.#writeSnapshot([...entries.values()], mark, false)
     } catch {
       // the next listing tries again
     }
@@ -274,7 +285,9 @@ export class SessionIndex {
   // Writes header + sorted snapshot under a temporary name and renames it over the index, under the index
   // lock. Lines appended to the old file after it was read are copied over, so no writer's line is lost.
   // Returns false when another process holds the lock.
-  #writeSnapshot(entries: SessionSummary[], mark: number, create = true): boolean {
+  // `pending`: sessions found without an entry whose writer holds their lock (it is creating them and will
+  // journal them with `new`): in the snapshot, but not in its count until their `new` line comes.
+  #writeSnapshot(entries: SessionSummary[], mark: number, create = true, dropped: ReadonlySet<string> = new Set(), pending: Set<string> = new Set()): boolean {
     if (!create && !existsSync(this.path)) return false
     ensurePrivateDir(this.#indexDir)
     let lock: FileLock
@@ -296,17 +309,18 @@ export class SessionIndex {
         const header = readHeader(old, readUpTo)
         const merged = new Map(entries.map((e) => [e.id, e]))
         if (header !== undefined) {
-          const liveIds = new Set(entries.map((e) => e.id))
           for (const line of parseLines(readRange(old, header.start + header.snapshotBytes, readUpTo))) {
-            // Only sessions the caller kept: a dropped one's log is gone.
-            if (line.kind === 'entry' && liveIds.has(line.entry.id)) mergeEntry(merged, line.entry)
+            // Lines appended since the caller read the index count too, except for sessions whose log is gone.
+            if (line.kind !== 'entry' || dropped.has(line.entry.id)) continue
+            mergeEntry(merged, line.entry)
+            if (line.created) pending.delete(line.entry.id)
           }
         }
         entries = [...merged.values()]
       }
       entries.sort((a, b) => newestFirst(b, a))
       const body = entries.map((e) => JSON.stringify(e) + '\n').join('')
-      const header: IndexHeader = { ledgerloop: TAG, version: 1, snapshotBytes: Buffer.byteLength(body), count: entries.length, mark }
+      const header: IndexHeader = { ledgerloop: TAG, version: 1, snapshotBytes: Buffer.byteLength(body), count: entries.length - pending.size, mark }
       const temporary = join(this.#indexDir, `.${randomUUID()}.tmp`)
       writeFileSync(temporary, JSON.stringify(header) + '\n' + body, { mode: 0o600, flag: 'wx' })
       try {
@@ -326,14 +340,15 @@ export class SessionIndex {
     }
   }
 
-  // One O_APPEND write. When the file was replaced meanwhile (link count 0), the line may have missed the
-  // new file: write it again there (a duplicate line is harmless: the latest summary of a session wins).
-  #append(text: string): void {
-    const bytes = Buffer.from(text, 'utf8')
+  // One O_APPEND write. A descriptor of a file that a fold replaced (link count 0) is reopened first; when the
+  // file was replaced between that check and the write, the line may have missed the new file: it is written
+  // again there as `again` (a duplicate line is harmless: the latest summary of a session wins).
+  #append(text: string, again: string = text): void {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
+        if (this.#fd !== undefined && fstatSync(this.#fd).nlink === 0) this.close()
         this.#fd ??= openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW)
-        writeSync(this.#fd, bytes)
+        writeSync(this.#fd, attempt === 0 ? text : again)
         if (fstatSync(this.#fd).nlink > 0) return
       } catch {
         // missing index (the next listing rebuilds it) or a failed write: give up quietly

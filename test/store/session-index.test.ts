@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, expect, it } from 'vitest'
 import { createHarness, scriptedAdapter } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { summarizeSessionFile } from '../../src/store/session-digest.js'
 import { SessionIndex } from '../../src/store/session-index.js'
 import { bundleTestChild } from '../support/child-process-kit.js'
 
@@ -111,7 +112,7 @@ it('the index is rebuilt with a note when missing, damaged or stale; a log newer
   await store.close()
 }, 60_000)
 
-it('two processes writing different sessions at once lose no index entries', async () => {
+it('two processes writing different sessions at once lose no index entries, while a third folds the journal', async () => {
   const dir = freshDir()
   const store = new JsonlStore({ dir })
   await turn(store, 'first', 'made before the children') // the index exists before they start
@@ -124,12 +125,27 @@ it('two processes writing different sessions at once lose no index entries', asy
       child.stderr.on('data', (d: Buffer) => (out += d.toString()))
       child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child ${prefix} exited ${code}: ${out}`))))
     })
-  const outs = await Promise.all([run('p'), run('q')])
+  // A lister with a tiny journal limit folds the journal into new snapshots again and again while they write.
+  const lister = new SessionIndex(dir, (id) => summarizeSessionFile(dir, id), 2000)
+  let done = false
+  let listings = 0
+  const listing = (async () => {
+    while (!done) {
+      lister.list({ limit: 5 })
+      listings++
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+  })()
+  const outs = await Promise.all([run('p'), run('q')]).finally(() => (done = true))
+  await listing
+  lister.close()
+  expect(listings).toBeGreaterThan(3)
   expect(outs.every((o) => o.includes('DONE'))).toBe(true)
   const list = await store.list()
   expect(list.indexNote).toBeUndefined()
   expect(list.total).toBe(51)
   expect(new Set(list.map((s) => s.id)).size).toBe(51)
+  expect((await store.list({ limit: 5 })).total).toBe(51) // counted from the index's header and journal
   for (const s of list) expect(s.title).toBe(s.id === 'first' ? 'made before the children' : `prompt ${s.id}`)
   await store.close()
 }, 120_000)
