@@ -59,7 +59,7 @@ export type { SubagentArgs, SubagentProfile, SubagentResultMeta, SubagentToolOpt
 export type { InvariantOptions } from './agent/invariant.js'
 
 export { MemoryStore } from './store/memory-store.js'
-export type { SessionStore, SessionSummary, SessionWriter, StoredSession, TailRepair } from './store/types.js'
+export type { SessionList, SessionListOptions, SessionStore, SessionSummary, SessionWriter, StoredSession, TailRepair } from './store/types.js'
 export { JsonlStore } from './store/jsonl-store.js'
 export type { JsonlStoreOptions } from './store/jsonl-store.js'
 export { defaultSessionsDir } from './store/stored-log.js'

@@ -1,4 +1,4 @@
-import type { SessionStore } from '../store/types.js'
+import type { SessionStore, SessionSummary } from '../store/types.js'
 import { costFigure, type CostFigure, type PricingCatalogue } from '../views/cost.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { sessionUsage } from '../views/session-usage.js'
@@ -58,44 +58,68 @@ export class SessionDirectory {
     this.#pricing = pricing
   }
 
-  /** Newest first, filtered, one page of rows plus the total that matched. */
+  /**
+   * Newest first, filtered, one page of rows plus the total that matched. Without a status filter the page
+   * comes from the store's listing (its session index or table: the work grows with the page, not with the
+   * number of sessions); a status filter needs every session's run status, so it lists them all.
+   */
   async list(query: SessionListQuery): Promise<{ sessions: SessionListRow[]; total: number }> {
+    const needle = query.q?.trim() ?? ''
+    if (query.status === undefined) {
+      const listed = await this.#store.list({ limit: query.limit, offset: query.offset, ...(needle !== '' ? { search: needle } : {}) })
+      if (listed.total !== undefined) {
+        const rows: SessionListRow[] = []
+        for (const stored of listed) rows.push(await this.#row(stored, this.#input.status(stored.id)))
+        return { sessions: rows.sort(byActivity), total: listed.total }
+      }
+    }
     const rows: SessionListRow[] = []
-    const needle = query.q?.trim().toLowerCase() ?? ''
+    const lowered = needle.toLowerCase()
     for (const stored of await this.#store.list()) {
       const status = this.#input.status(stored.id)
       if (query.status !== undefined && status !== query.status) continue
-      let summary: CachedSummary['row']
-      let updatedAt = stored.updatedAt
-      try {
-        const snapshot = status === 'stored' ? undefined : await this.#feed.read(stored.id)
-        const key = snapshot !== undefined ? `live:${snapshot.events.length}` : `stored:${stored.updatedAt}`
-        if (snapshot !== undefined) updatedAt = Math.max(updatedAt, snapshot.events[snapshot.events.length - 1]?.time ?? 0)
-        const cached = this.#cache.get(stored.id)
-        if (cached !== undefined && cached.key === key) summary = cached.row
-        else {
-          const events = snapshot?.events ?? (await this.#feed.read(stored.id)).events
-          const { title, turns, lastReason } = summarizeLog(events)
-          const cost = costFigure(events, this.#pricing)
-          summary = {
-            id: stored.id,
-            title,
-            turns,
-            lastReason,
-            usage: sessionUsage(events),
-            ...(cost !== undefined ? { cost } : {}),
-            ...(stored.parentSession !== undefined ? { parentSession: stored.parentSession } : {}),
-          }
-          this.#cache.set(stored.id, { key, row: summary })
-        }
-      } catch (error) {
-        summary = { id: stored.id, title: '', turns: 0, lastReason: null, problem: (error as Error).message }
-      }
-      if (needle !== '' && !summary.title.toLowerCase().includes(needle) && !stored.id.toLowerCase().startsWith(needle)) continue
-      rows.push({ ...summary, status, updatedAt: new Date(updatedAt).toISOString() })
+      const row = await this.#row(stored, status)
+      if (lowered !== '' && !row.title.toLowerCase().includes(lowered) && !stored.id.toLowerCase().startsWith(lowered)) continue
+      rows.push(row)
     }
-    // Newest activity first; equal times by id, so a page boundary does not depend on the store's listing order.
-    rows.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    rows.sort(byActivity)
     return { sessions: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
   }
+
+  // One row: the log's summary (cached until the session changes: a stored one by its write time, one
+  // running here by its length) with its run status.
+  async #row(stored: SessionSummary, status: SessionRunStatus): Promise<SessionListRow> {
+    let summary: CachedSummary['row']
+    let updatedAt = stored.updatedAt
+    try {
+      const snapshot = status === 'stored' ? undefined : await this.#feed.read(stored.id)
+      const key = snapshot !== undefined ? `live:${snapshot.events.length}` : `stored:${stored.updatedAt}`
+      if (snapshot !== undefined) updatedAt = Math.max(updatedAt, snapshot.events[snapshot.events.length - 1]?.time ?? 0)
+      const cached = this.#cache.get(stored.id)
+      if (cached !== undefined && cached.key === key) summary = cached.row
+      else {
+        const events = snapshot?.events ?? (await this.#feed.read(stored.id)).events
+        const { title, turns, lastReason } = summarizeLog(events)
+        const cost = costFigure(events, this.#pricing)
+        summary = {
+          id: stored.id,
+          title,
+          turns,
+          lastReason,
+          usage: sessionUsage(events),
+          ...(cost !== undefined ? { cost } : {}),
+          ...(stored.parentSession !== undefined ? { parentSession: stored.parentSession } : {}),
+        }
+        this.#cache.set(stored.id, { key, row: summary })
+      }
+    } catch (error) {
+      summary = { id: stored.id, title: stored.title ?? '', turns: stored.turns ?? 0, lastReason: stored.lastReason ?? null, problem: (error as Error).message }
+    }
+    return { ...summary, status, updatedAt: new Date(updatedAt).toISOString() }
+  }
+}
+
+// Newest activity first; equal times by id, so a page boundary does not depend on the store's listing order.
+function byActivity(a: SessionListRow, b: SessionListRow): number {
+  return a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }

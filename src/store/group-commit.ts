@@ -11,13 +11,18 @@ export type BatchSink = (batch: readonly SessionEvent[]) => Promise<void>
 /** The longest a buffered append waits for the timer flush: the ceiling DESIGN.md sets. */
 export const MAX_FLUSH_DELAY_MS = 50
 
+/** The longest interval of a store in interval mode (`fsync: 'interval'`): what a crash may lose is bounded by it. */
+export const MAX_FLUSH_INTERVAL_MS = 10_000
+
 /**
  * Checks a timer flush delay option.
- * @throws HarnessError `INVALID_CONFIG` outside 0..{@link MAX_FLUSH_DELAY_MS}
+ * @param max - the largest delay allowed (default {@link MAX_FLUSH_DELAY_MS})
+ * @param name - the option's name, for the message
+ * @throws HarnessError `INVALID_CONFIG` outside 0..max
  */
-export function checkFlushDelay(delayMs: number): void {
-  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_FLUSH_DELAY_MS) {
-    throw new HarnessError(`flushDelayMs must be 0..${MAX_FLUSH_DELAY_MS} ms, got ${String(delayMs)}`, 'INVALID_CONFIG')
+export function checkFlushDelay(delayMs: number, max: number = MAX_FLUSH_DELAY_MS, name = 'flushDelayMs'): void {
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > max) {
+    throw new HarnessError(`${name} must be 0..${max} ms, got ${String(delayMs)}`, 'INVALID_CONFIG')
   }
 }
 
@@ -56,13 +61,15 @@ export class GroupCommit {
   #next: Deferred | undefined
   #timer: NodeJS.Timeout | undefined
   #stopped = false
+  #failure: unknown = undefined
 
   /**
    * @param sink - writes one batch durably
-   * @param delayMs - timer flush delay after the first buffered append (0..50)
+   * @param delayMs - timer flush delay after the first buffered append (0..50, or up to `maxDelayMs`)
+   * @param maxDelayMs - the largest delay accepted (default {@link MAX_FLUSH_DELAY_MS}; interval mode allows more)
    */
-  constructor(sink: BatchSink, delayMs: number) {
-    checkFlushDelay(delayMs)
+  constructor(sink: BatchSink, delayMs: number, maxDelayMs: number = MAX_FLUSH_DELAY_MS) {
+    checkFlushDelay(delayMs, maxDelayMs)
     this.#sink = sink
     this.#delayMs = delayMs
   }
@@ -70,6 +77,11 @@ export class GroupCommit {
   /** Number of events buffered and not yet handed to the sink. */
   get buffered(): number {
     return this.#buffer.length
+  }
+
+  /** Whether the last batch handed to the sink failed (and is buffered again for the next flush). */
+  get failed(): boolean {
+    return this.#failure !== undefined
   }
 
   /** Buffers one event; arms the timer flush if nothing else will write it soon. */
@@ -124,6 +136,7 @@ export class GroupCommit {
       const waiters = this.#current
       this.#current = undefined
       this.#writing = false
+      this.#failure = failed ? (error ?? new Error('the batch write failed')) : undefined
       if (failed) {
         // Keep the batch, in order, ahead of anything appended meanwhile: the next flush retries it.
         this.#buffer = batch.concat(this.#buffer)
@@ -159,11 +172,17 @@ export class SequencedCommit {
    * @param nextSeq - seq the next append must carry
    * @param sink - writes one batch durably
    * @param delayMs - timer flush delay
+   * @param maxDelayMs - the largest delay accepted (see {@link GroupCommit})
    */
-  constructor(id: string, nextSeq: number, sink: BatchSink, delayMs: number) {
+  constructor(id: string, nextSeq: number, sink: BatchSink, delayMs: number, maxDelayMs: number = MAX_FLUSH_DELAY_MS) {
     this.#id = id
     this.#nextSeq = nextSeq
-    this.#commit = new GroupCommit(sink, delayMs)
+    this.#commit = new GroupCommit(sink, delayMs, maxDelayMs)
+  }
+
+  /** Whether the last batch write failed (see {@link GroupCommit.failed}). */
+  get failed(): boolean {
+    return this.#commit.failed
   }
 
   /** Buffers the next event of the log. */

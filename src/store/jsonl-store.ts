@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import { constants, existsSync, fsync, fsyncSync, writeSync } from 'node:fs'
-import { link, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises'
+import { link, open, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import { FileLock } from './file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from './file-permissions.js'
-import { checkFlushDelay, SequencedCommit } from './group-commit.js'
-import { encodeRecordLines, headerRecord, parseHeaderRecord, scanSessionFile, summaryLinks, type ScannedSessionFile } from './session-file.js'
+import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCommit } from './group-commit.js'
+import { SessionDigest, summarizeSessionFile, summaryOf } from './session-digest.js'
+import { encodeRecordLines, headerRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
+import { SessionIndex } from './session-index.js'
+import { sessionList } from './session-list.js'
 import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
-import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
+import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 /** Options of {@link JsonlStore}. */
 export interface JsonlStoreOptions {
@@ -23,15 +26,37 @@ export interface JsonlStoreOptions {
   /** Plugin event types to accept on load without `ignorable` (as `SessionOptions.knownTypes`). */
   readonly knownTypes?: Iterable<string>
   /**
-   * How a flush waits for its fsync. `blocking` (default) calls it on the event loop: the lowest latency for
-   * the agent that flushes (measured ~0.25 ms against ~0.4 ms through the thread pool). `background` runs it on
-   * libuv's thread pool, so other agents in the same process keep working while the disk syncs; choose it when
-   * one process drives many agents at once. Either way a flush resolves only after the data is on disk.
+   * The write policy.
+   *
+   * - `tool` (default; `blocking` is the same): a flush resolves only after its data is on disk, and the loop
+   *   flushes before every tool body and at every turn end; the fsync runs on the event loop, the lowest
+   *   latency for the agent that flushes (measured ~0.25 ms against ~0.4 ms through the thread pool).
+   * - `background`: the same guarantee, with the fsync on libuv's thread pool, so other agents in the same
+   *   process keep working while the disk syncs; choose it when one process drives many agents at once.
+   * - `interval`: **weaker**. `flush()` does not wait for the disk: appends are written and fsynced in the
+   *   background every `flushIntervalMs` and at `close()`. A crash (of the process or the machine) can lose the
+   *   events of the last interval, including a `tool/call` whose tool body already ran; it never leaves a log
+   *   that fails to load (a torn last line is cut off on load). Like the batched default of many agent
+   *   harnesses: choose it when losing the last moments of a session is acceptable and speed matters.
+   *   A write that fails makes the next `flush()` wait for a retry and reject with `SESSION_WRITE_FAILED`.
    */
-  readonly fsync?: 'blocking' | 'background'
+  readonly fsync?: 'tool' | 'blocking' | 'background' | 'interval'
+  /** With `fsync: 'interval'`: how often buffered appends are written and fsynced, 1..10000 ms (default 200). */
+  readonly flushIntervalMs?: number
 }
 
 const DEFAULT_FLUSH_DELAY_MS = 20
+const DEFAULT_FLUSH_INTERVAL_MS = 200
+const FSYNC_MODES = ['tool', 'blocking', 'background', 'interval'] as const
+
+/** How a {@link JsonlWriter} writes: packing, its timer, where its fsync runs, and whether flush() waits. */
+interface WritePolicy {
+  readonly pack: boolean
+  readonly delayMs: number
+  readonly maxDelayMs: number
+  readonly blockingSync: boolean
+  readonly interval: boolean
+}
 // O_NOFOLLOW: a session file that is a symlink is refused, not followed (checked again on the open fd).
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW
 const WRITE_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW
@@ -53,9 +78,9 @@ export class JsonlStore implements SessionStore {
   /** The session directory. */
   readonly dir: string
   readonly #pack: boolean
-  readonly #delayMs: number
   readonly #knownTypes: readonly string[] | undefined
-  readonly #blockingSync: boolean
+  readonly #policy: WritePolicy
+  readonly #index: SessionIndex
   readonly #writers = new Set<JsonlWriter>()
   #dirChecked = false
 
@@ -64,12 +89,26 @@ export class JsonlStore implements SessionStore {
     if (typeof options?.dir !== 'string' || options.dir === '') throw new HarnessError('JsonlStore needs a dir', 'INVALID_CONFIG')
     this.dir = options.dir
     this.#pack = options.packChunks ?? true
-    this.#delayMs = options.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS
     this.#knownTypes = options.knownTypes === undefined ? undefined : [...options.knownTypes]
-    checkFlushDelay(this.#delayMs)
-    const mode = options.fsync ?? 'blocking'
-    if (mode !== 'blocking' && mode !== 'background') throw new HarnessError(`fsync must be 'blocking' or 'background', got ${String(mode)}`, 'INVALID_CONFIG')
-    this.#blockingSync = mode === 'blocking'
+    const mode = options.fsync ?? 'tool'
+    if (!(FSYNC_MODES as readonly string[]).includes(mode)) throw new HarnessError(`fsync must be one of ${FSYNC_MODES.join(', ')}; got ${String(mode)}`, 'INVALID_CONFIG')
+    const interval = mode === 'interval'
+    const delayMs = interval ? (options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS) : (options.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS)
+    if (interval) {
+      checkFlushDelay(delayMs, MAX_FLUSH_INTERVAL_MS, 'flushIntervalMs')
+      if (delayMs < 1) throw new HarnessError(`flushIntervalMs must be 1..${MAX_FLUSH_INTERVAL_MS} ms, got ${delayMs}`, 'INVALID_CONFIG')
+    } else {
+      checkFlushDelay(delayMs)
+      if (options.flushIntervalMs !== undefined) throw new HarnessError("flushIntervalMs applies to fsync: 'interval' only", 'INVALID_CONFIG')
+    }
+    // Interval mode never blocks the loop on the disk: its fsync runs on the thread pool.
+    this.#policy = { pack: this.#pack, delayMs, maxDelayMs: interval ? MAX_FLUSH_INTERVAL_MS : MAX_FLUSH_DELAY_MS, blockingSync: mode === 'tool' || mode === 'blocking', interval }
+    this.#index = new SessionIndex(this.dir, (id) => summarizeSessionFile(this.dir, id))
+  }
+
+  /** Path of the session index (`<dir>/.index/sessions.jsonl`, see {@link JsonlStore.list}). */
+  get indexPath(): string {
+    return this.#index.path
   }
 
   /** Path of a session's file. */
@@ -106,7 +145,12 @@ export class JsonlStore implements SessionStore {
       }
       await syncDir(this.dir)
       const file = await open(path, WRITE_FLAGS)
-      return this.#track(new JsonlWriter(header.id, path, file, Buffer.byteLength(text), seed.length, lock, this.#pack, this.#delayMs, this.#blockingSync))
+      const digest = new SessionDigest()
+      digest.observe(seed)
+      const size = Buffer.byteLength(text)
+      this.#index.record(summaryOf(header, digest, Date.now(), size), true)
+      this.#index.mark()
+      return this.#track(new JsonlWriter(header, path, file, size, seed.length, lock, this.#policy, { index: this.#index, digest }))
     } catch (error) {
       lock.release()
       throw error
@@ -127,7 +171,10 @@ export class JsonlStore implements SessionStore {
         await file.truncate(scanned.committedBytes)
         await file.sync()
       }
-      const writer = new JsonlWriter(id, path, file, scanned.committedBytes, scanned.events.length, lock, this.#pack, this.#delayMs, this.#blockingSync)
+      const digest = new SessionDigest()
+      digest.observe(scanned.events)
+      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.events.length, lock, this.#policy, { index: this.#index, digest })
+      this.#index.mark()
       return { ...stored(scanned), writer: this.#track(writer) }
     } catch (error) {
       await file?.close()
@@ -151,20 +198,27 @@ export class JsonlStore implements SessionStore {
     return existsSync(this.pathOf(id))
   }
 
-  async list(): Promise<SessionSummary[]> {
-    let names: string[]
-    try {
-      names = await readdir(this.dir)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw error
-    }
-    const summaries = await Promise.all(names.filter((n) => n.endsWith('.jsonl') && !n.startsWith('.')).map((n) => this.#summary(n.slice(0, -'.jsonl'.length))))
-    return summaries.sort((a, b) => b.updatedAt - a.updatedAt)
+  /**
+   * Sessions newest first, through the session index beside the logs (`<dir>/.index/`): a page of the newest
+   * sessions costs about the same with 100 or 100,000 sessions in the folder (the index is read backwards only
+   * as far as the page needs; each listed log is only `stat`ed). `search` reads every index entry (never a
+   * log). When the index is missing, damaged or stale (a log the index does not know, a log deleted by hand),
+   * it is rebuilt or reconciled from the folder first and the result's `indexNote` says so.
+   */
+  async list(options?: SessionListOptions): Promise<SessionList> {
+    if (!existsSync(this.dir)) return sessionList([], 0)
+    return this.#index.list(options)
+  }
+
+  /** Rebuilds the session index from every log in the folder (`ledgerloop sessions --reindex`). */
+  async reindex(): Promise<SessionList> {
+    if (!existsSync(this.dir)) return sessionList([], 0)
+    return this.#index.rebuild()
   }
 
   async close(): Promise<void> {
     const results = await Promise.allSettled([...this.#writers].map((w) => w.close()))
+    this.#index.close()
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failed !== undefined) throw failed.reason
   }
@@ -176,6 +230,7 @@ export class JsonlStore implements SessionStore {
   #ensureDir(): void {
     if (this.#dirChecked) return
     ensurePrivateDir(this.dir)
+    this.#index.initialize()
     this.#dirChecked = true
   }
 
@@ -190,69 +245,48 @@ export class JsonlStore implements SessionStore {
     validateStoredLog(scanned.header, scanned.events, scanned.locate, this.#knownTypes)
     return scanned
   }
+}
 
-  // Header and stat only: listing never parses a log.
-  async #summary(id: string): Promise<SessionSummary> {
-    const path = join(this.dir, `${id}.jsonl`)
-    const stats = await stat(path)
-    const base = { id, createdAt: 0, updatedAt: stats.mtimeMs, sizeBytes: stats.size }
-    try {
-      const file = await open(path, READ_FLAGS)
-      let head: string
-      try {
-        const buffer = Buffer.alloc(Math.min(stats.size, 64 * 1024))
-        const { bytesRead } = await file.read(buffer, 0, buffer.length, 0)
-        head = buffer.toString('utf8', 0, bytesRead)
-      } finally {
-        await file.close()
-      }
-      const end = head.indexOf('\n')
-      if (end < 0) return { ...base, problem: `${path}:1: the header line is incomplete` }
-      const header = parseHeaderRecord(head.slice(0, end), id, `${path}:1`)
-      return { ...base, createdAt: header.createdAt, ...summaryLinks(header) }
-    } catch (error) {
-      return { ...base, problem: (error as Error).message }
-    }
-  }
+/** How a writer keeps the session index: the store's index and the running digest of this session's log. */
+interface WriterIndexing {
+  readonly index: SessionIndex
+  readonly digest: SessionDigest
 }
 
 /** One open session file: positional appends at the committed length, group-committed. */
 class JsonlWriter implements SessionWriter {
   onClosed: (() => void) | undefined
-  readonly #id: string
+  readonly #header: SessionHeader
   readonly #path: string
-  readonly #blockingSync: boolean
+  readonly #policy: WritePolicy
   readonly #file: FileHandle
   readonly #lock: FileLock
   readonly #commit: SequencedCommit
+  readonly #indexing: WriterIndexing
   #size: number
+  #indexedSize: number
   #closing: Promise<void> | undefined
 
-  constructor(
-    id: string,
-    path: string,
-    file: FileHandle,
-    size: number,
-    nextSeq: number,
-    lock: FileLock,
-    pack: boolean,
-    delayMs: number,
-    blockingSync: boolean,
-  ) {
-    this.#blockingSync = blockingSync
-    this.#id = id
+  constructor(header: SessionHeader, path: string, file: FileHandle, size: number, nextSeq: number, lock: FileLock, policy: WritePolicy, indexing: WriterIndexing) {
+    this.#header = header
     this.#path = path
+    this.#policy = policy
     this.#file = file
     this.#size = size
+    this.#indexedSize = size
     this.#lock = lock
-    this.#commit = new SequencedCommit(id, nextSeq, (batch) => this.#write(batch, pack), delayMs)
+    this.#indexing = indexing
+    this.#commit = new SequencedCommit(header.id, nextSeq, (batch) => this.#write(batch), policy.delayMs, policy.maxDelayMs)
   }
 
   append(event: SessionEvent): void {
     this.#commit.append(event)
   }
 
+  // Interval mode: the batch goes to disk on the timer, not now (unless the last write failed: then the
+  // caller waits for the retry and hears about a failure).
   flush(): Promise<void> {
+    if (this.#policy.interval && !this.#commit.failed) return Promise.resolve()
     return this.#commit.flush()
   }
 
@@ -263,29 +297,37 @@ class JsonlWriter implements SessionWriter {
       } finally {
         await this.#file.close().catch(() => {})
         this.#lock.release()
+        if (this.#size !== this.#indexedSize) this.#index()
+        this.#indexing.index.mark()
         this.onClosed?.()
       }
     })()
     return this.#closing
   }
 
+  #index(): void {
+    this.#indexedSize = this.#size
+    this.#indexing.index.record(summaryOf(this.#header, this.#indexing.digest, Date.now(), this.#size))
+  }
+
   // The one write + one fsync of a batch. The write is synchronous (a copy into the page cache, microseconds
   // for a batch); the fsync blocks or runs on the thread pool as configured (the callback API: FileHandle's
   // promise API costs noticeably more per call). Positional writes at
   // the committed length make a retry after a failure rewrite the same bytes in place; the truncate undoes a
-  // partial write.
-  async #write(batch: readonly SessionEvent[], pack: boolean): Promise<void> {
-    const bytes = Buffer.from(encodeRecordLines(batch, pack), 'utf8')
+  // partial write. A batch that ends a turn updates the session index once it is on disk.
+  async #write(batch: readonly SessionEvent[]): Promise<void> {
+    const bytes = Buffer.from(encodeRecordLines(batch, this.#policy.pack), 'utf8')
     try {
       const fd = this.#file.fd
       for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, this.#size + done)
-      if (this.#blockingSync) fsyncSync(fd)
+      if (this.#policy.blockingSync) fsyncSync(fd)
       else await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error === null ? resolve() : reject(error))))
     } catch (error) {
       await this.#file.truncate(this.#size).catch(() => {})
-      throw new HarnessError(`could not write session '${this.#id}' to ${this.#path}: ${(error as Error).message}`, 'SESSION_WRITE_FAILED', { cause: error })
+      throw new HarnessError(`could not write session '${this.#header.id}' to ${this.#path}: ${(error as Error).message}`, 'SESSION_WRITE_FAILED', { cause: error })
     }
     this.#size += bytes.length
+    if (this.#indexing.digest.observe(batch)) this.#index()
   }
 }
 

@@ -1,8 +1,9 @@
 import { HarnessError } from '../errors/harness-error.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
-import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
-import { summaryLinks } from './session-file.js'
+import { SessionDigest, summaryOf } from './session-digest.js'
+import { newestFirst, pageOf } from './session-list.js'
+import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 interface Entry {
   header: SessionHeader
@@ -43,15 +44,14 @@ export class MemoryStore implements SessionStore {
     return this.#sessions.has(id)
   }
 
-  async list(): Promise<SessionSummary[]> {
-    return [...this.#sessions.values()]
-      .map((e) => ({
-        id: e.header.id,
-        createdAt: e.header.createdAt,
-        updatedAt: e.updatedAt,
-        ...summaryLinks(e.header),
-      }))
-      .sort((a, b) => b.updatedAt - a.updatedAt)
+  /** Every session summarised from its events (title, first prompt, turns), newest first, paged as asked. */
+  async list(options?: SessionListOptions): Promise<SessionList> {
+    const all = [...this.#sessions.values()].map((e) => {
+      const digest = new SessionDigest()
+      digest.observe(e.events)
+      return summaryOf(e.header, digest, e.updatedAt)
+    })
+    return pageOf(all.sort(newestFirst), options)
   }
 
   /**

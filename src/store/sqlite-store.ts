@@ -9,9 +9,11 @@ import { decodeRecord, firstSeqOf, packChunkRuns, type StorageRecord } from './c
 import { currentHolder, describeHolder, holderIsDead, parseHolder, type LockHolder } from './file-lock.js'
 import { checkPrivateFile } from './file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from './group-commit.js'
+import { clipLine, SessionDigest, TITLE_MAX } from './session-digest.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from './session-file.js'
+import { sessionList } from './session-list.js'
 import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
-import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
+import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {
@@ -124,6 +126,37 @@ export class SqliteStore implements SessionStore {
     } else if (version !== SCHEMA_VERSION) {
       throw new HarnessError(`${this.path} has session schema version ${version}; this build of ledgerloop reads version ${SCHEMA_VERSION}`, 'SESSION_VERSION')
     }
+    this.#addListingColumns()
+  }
+
+  // The listing columns (first prompt, turns, last reason) and the index behind `list`'s ORDER BY. Added in
+  // place (additive: older builds ignore them) and filled once from the stored lines of existing sessions:
+  // only user-message and turn-end lines are read, found by their stored prefix.
+  #addListingColumns(): void {
+    const db = this.#db
+    const columns = (db.prepare('PRAGMA table_info(sessions)').all() as { name: string }[]).map((c) => c.name)
+    if (columns.includes('first_prompt')) return
+    db.transaction(() => {
+      db.exec(`
+        ALTER TABLE sessions ADD COLUMN first_prompt TEXT;
+        ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN last_reason TEXT;
+        CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at DESC, id);
+      `)
+      const lines = db.prepare(`SELECT line FROM events WHERE session_id = ? AND (line LIKE '{"type":"user/message"%' OR line LIKE '{"type":"turn/end"%') ORDER BY seq`)
+      const update = db.prepare('UPDATE sessions SET first_prompt = ?, turns = ?, last_reason = ? WHERE id = ?')
+      for (const { id } of db.prepare('SELECT id FROM sessions').all() as { id: string }[]) {
+        const digest = new SessionDigest()
+        for (const { line } of lines.all(id) as { line: string }[]) {
+          try {
+            digest.observe([JSON.parse(line) as SessionEvent])
+          } catch {
+            // a damaged row: read() reports it; the listing goes without
+          }
+        }
+        update.run(digest.firstPrompt ?? null, digest.turns, digest.lastReason, id)
+      }
+    }).immediate()
   }
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
@@ -131,12 +164,16 @@ export class SqliteStore implements SessionStore {
     checkSeed(header.id, seed)
     const holder = currentHolder()
     const now = Date.now()
+    const digest = new SessionDigest()
+    digest.observe(seed)
     this.#db
       .transaction(() => {
         if (this.#row(header.id) !== undefined) throw new HarnessError(`session '${header.id}' already exists in ${this.path}`, 'SESSION_EXISTS')
         this.#db
-          .prepare('INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires) VALUES (?, ?, ?, ?, ?, ?, ?)')
-          .run(header.id, headerRecord(header), header.createdAt, now, seed.length, JSON.stringify(holder), now + this.#leaseMs)
+          .prepare(
+            'INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires, first_prompt, turns, last_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          )
+          .run(header.id, headerRecord(header), header.createdAt, now, seed.length, JSON.stringify(holder), now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason)
         this.#insert(header.id, seed)
       })
       .immediate()
@@ -179,22 +216,39 @@ export class SqliteStore implements SessionStore {
     return this.#row(id) !== undefined
   }
 
-  async list(): Promise<SessionSummary[]> {
-    const rows = this.#db.prepare('SELECT id, header, created_at, updated_at FROM sessions ORDER BY updated_at DESC').all() as {
-      id: string
-      header: string
-      created_at: number
-      updated_at: number
-    }[]
-    return rows.map((r) => {
-      const base = { id: r.id, createdAt: r.created_at, updatedAt: r.updated_at }
-      try {
-        const header = parseHeaderRecord(r.header, r.id, `${this.path} (session '${r.id}')`)
-        return { ...base, ...summaryLinks(header) }
-      } catch (error) {
-        return { ...base, problem: (error as Error).message }
-      }
-    })
+  /**
+   * Sessions newest first from the `sessions` table (its `updated_at` index): a page costs the same however
+   * many sessions the database holds; `search` scans the first-prompt column, never the events.
+   */
+  async list(options: SessionListOptions = {}): Promise<SessionList> {
+    const search = (options.search ?? '').toLowerCase()
+    const where = search === '' ? '' : 'WHERE instr(lower(coalesce(first_prompt, \'\')), @search) > 0 OR substr(lower(id), 1, length(@search)) = @search'
+    const params = search === '' ? {} : { search }
+    const limit = options.limit === undefined ? -1 : Math.max(0, options.limit)
+    const offset = Math.max(0, options.offset ?? 0)
+    const rows = this.#db
+      .prepare(`SELECT id, header, created_at, updated_at, first_prompt, turns, last_reason FROM sessions ${where} ORDER BY updated_at DESC, id LIMIT @limit OFFSET @offset`)
+      .all({ ...params, limit, offset }) as { id: string; header: string; created_at: number; updated_at: number; first_prompt: string | null; turns: number; last_reason: string | null }[]
+    const total = (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n
+    return sessionList(
+      rows.map((r) => {
+        const base = {
+          id: r.id,
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+          ...(r.first_prompt !== null ? { title: clipLine(r.first_prompt, TITLE_MAX), firstPrompt: r.first_prompt } : {}),
+          turns: r.turns,
+          lastReason: r.last_reason,
+        }
+        try {
+          const header = parseHeaderRecord(r.header, r.id, `${this.path} (session '${r.id}')`)
+          return { ...base, ...summaryLinks(header) }
+        } catch (error) {
+          return { ...base, problem: (error as Error).message }
+        }
+      }),
+      total,
+    )
   }
 
   async close(): Promise<void> {
@@ -217,7 +271,14 @@ export class SqliteStore implements SessionStore {
         if (row.next_seq !== first.seq) throw new HarnessError(`session '${id}' in ${this.path} continues at seq ${row.next_seq}, not ${first.seq}`, 'SESSION_CORRUPT')
         this.#insert(id, batch)
         const now = Date.now()
-        this.#db.prepare('UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ? WHERE id = ?').run(first.seq + batch.length, now, now + this.#leaseMs, id)
+        // The listing columns follow the batch: its first prompt (kept only if the session has none), turn ends.
+        const digest = new SessionDigest()
+        digest.observe(batch)
+        this.#db
+          .prepare(
+            'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason) WHERE id = ?',
+          )
+          .run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, id)
       })
       .immediate()
   }

@@ -53,6 +53,40 @@ export interface SessionSummary {
   readonly sizeBytes?: number
   /** Set when the session's header cannot be read: `read`/`open` give the precise error. */
   readonly problem?: string
+  /** The first user prompt clipped to one line of 60 characters (absent before any prompt, or where the store does not know it). */
+  readonly title?: string
+  /** The first user prompt, whitespace collapsed, clipped to 200 characters (absent as `title`). */
+  readonly firstPrompt?: string
+  /** Turns ended so far, as of the store's last summary of the session (its last turn end), when it keeps one. */
+  readonly turns?: number
+  /** How the last ended turn ended (`completed`, `aborted`, …), null before any; absent where the store does not know. */
+  readonly lastReason?: string | null
+}
+
+/** Options of {@link SessionStore.list}. */
+export interface SessionListOptions {
+  /** At most this many rows (default: all). */
+  readonly limit?: number
+  /** Rows to skip first, for paging (default 0). */
+  readonly offset?: number
+  /**
+   * Only sessions whose title or first prompt contains this text (case-insensitive), or whose id starts with
+   * it. Searching looks at every session's summary (never at the logs), so it costs more than a plain page.
+   */
+  readonly search?: string
+}
+
+/**
+ * What {@link SessionStore.list} returns: the rows (newest first), plus how many sessions matched in all and,
+ * when the store had to rebuild its listing index, a note saying so (for a CLI to print on stderr). A plain
+ * array is one too: a store that knows no `total` (one written before list options existed) returns every
+ * session and lets the caller page (see `pageOf`).
+ */
+export type SessionList = SessionSummary[] & {
+  /** Sessions that matched before `limit` and `offset` were applied (absent: the store ignored the options). */
+  readonly total?: number
+  /** Set when the store rebuilt its session index to answer (missing, damaged or stale), saying why. */
+  readonly indexNote?: string
 }
 
 /**
@@ -68,8 +102,11 @@ export interface SessionStore {
   read(id: string): Promise<StoredSession>
   /** Whether a session exists. */
   has(id: string): Promise<boolean>
-  /** Every stored session, newest first. */
-  list(): Promise<SessionSummary[]>
+  /**
+   * Stored sessions, newest first (by last write; equal times by id), one page of them when `limit`/`offset`
+   * are given, only those matching `search` when it is. The result's `total` counts every match.
+   */
+  list(options?: SessionListOptions): Promise<SessionList>
   /** Flushes and closes every writer, releases locks. */
   close(): Promise<void>
 }

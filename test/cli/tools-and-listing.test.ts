@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, expect, it } from 'vitest'
 import { cliEnv, ensureBuilt, runCli, tempHome } from './cli-process.js'
@@ -39,4 +39,16 @@ it('sessions --limit, --all and --search', async () => {
   expect(await list('--all')).toHaveLength(3)
   const bad = await runCli(['sessions', '--limit', '0'], { env: cliEnv(home) })
   expect(bad.code).toBe(2)
-}, 90_000)
+  // The table says when it was cut, and how to see the rest.
+  const table = await runCli(['sessions', '--limit', '2'], { env: cliEnv(home) })
+  expect(table.stdout).toContain('showing 2 of 3; --all for all, --limit N for more')
+  expect((await runCli(['sessions', '--search', 'fix', '--limit', '1'], { env: cliEnv(home) })).stdout).toContain('showing 1 of 2 matching')
+  expect((await runCli(['sessions'], { env: cliEnv(home) })).stdout).not.toContain('showing')
+  // A lost index is rebuilt, with a note on stderr, and lists the same.
+  rmSync(join(home, 'sessions', '.index'), { recursive: true })
+  const rebuilt = await runCli(['sessions', '--json'], { env: cliEnv(home) })
+  expect(rebuilt.stderr).toMatch(/note: the session index .* was missing: rebuilt from 3 session files/)
+  expect((JSON.parse(rebuilt.stdout) as { title: string }[]).map((r) => r.title)).toEqual(['fix the lexer', 'write docs', 'fix the parser'])
+  const reindexed = await runCli(['sessions', '--reindex', '--json'], { env: cliEnv(home) })
+  expect(reindexed.stderr).toContain('rebuilt the session index')
+}, 120_000)

@@ -99,6 +99,25 @@ describe('group commit', () => {
     pending[1]?.resolve()
     await retry
   })
+
+  it('a failed timer write is remembered (failed) until a write succeeds: interval mode then makes flush() wait', async () => {
+    const { sink, batches, pending } = manualSink()
+    const commit = new GroupCommit(sink, 1000, 10_000)
+    commit.append(event(0))
+    expect(commit.failed).toBe(false)
+    void commit.flush().catch(() => {})
+    await tick()
+    pending[0]?.reject(new Error('disk full'))
+    await tick()
+    expect(commit.failed).toBe(true)
+    const retry = commit.flush()
+    await tick()
+    expect(batches).toEqual([[0], [0]])
+    pending[1]?.resolve()
+    await retry
+    expect(commit.failed).toBe(false)
+    expect(() => new GroupCommit(sink, 1000)).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
+  })
 })
 
 describe('chunk-run packing', () => {

@@ -58,6 +58,27 @@ describe('JSONL session files', () => {
     expect(() => new JsonlStore({ dir, fsync: 'sometimes' as never })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
   })
 
+  it("fsync: 'interval': flush() does not wait for the disk; the interval or close() writes the batch", async () => {
+    const store = new JsonlStore({ dir, fsync: 'interval', flushIntervalMs: 10_000 })
+    const writer = await store.create(new Session({ id: 'iv' }).header)
+    const headerOnly = statSync(store.pathOf('iv')).size
+    writer.append({ type: 'session/title', seq: 0, time: 1, data: { title: 'batched' } })
+    await writer.flush()
+    // Resolved without a write: the batch waits for the interval (10 s here), so a crash now would lose it.
+    expect(statSync(store.pathOf('iv')).size).toBe(headerOnly)
+    await writer.close()
+    expect((await new JsonlStore({ dir }).read('iv')).events.map((e) => e.data)).toEqual([{ title: 'batched' }])
+    // The interval writes on its own, without a flush or a close.
+    const quick = new JsonlStore({ dir, fsync: 'interval', flushIntervalMs: 1 })
+    const second = await quick.create(new Session({ id: 'iv2' }).header)
+    second.append({ type: 'session/title', seq: 0, time: 1, data: { title: 'on the timer' } })
+    await vi.waitFor(async () => expect((await new JsonlStore({ dir }).read('iv2')).events).toHaveLength(1), { timeout: 10_000 })
+    await quick.close()
+    for (const bad of [{ fsync: 'interval', flushIntervalMs: 0 }, { fsync: 'interval', flushIntervalMs: 20_000 }, { fsync: 'tool', flushIntervalMs: 100 }] as const) {
+      expect(() => new JsonlStore({ dir, ...bad })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
+    }
+  })
+
   it('are written as a header line plus records, packed chunk runs included, 0600 in a 0700 directory', async () => {
     const { path, events } = await recordedSession()
     const text = lines(path)

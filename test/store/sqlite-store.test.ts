@@ -79,3 +79,22 @@ describe('SqliteStore', () => {
     expect(() => new SqliteStore({ path })).toThrow(expect.objectContaining({ code: 'SESSION_VERSION' }))
   })
 })
+
+it('a database written before the listing columns gets them, filled from its stored prompts and turn ends', async () => {
+  const { createHarness, scriptedAdapter } = await import('../../src/index.js')
+  const store = new SqliteStore({ path })
+  const harness = createHarness({ store, adapters: [scriptedAdapter({ script: () => ({ text: ['ok'] }) })] })
+  const agent = await harness.createAgent({ provider: 'scripted', model: 'm', sessionId: 'old' })
+  agent.followup('an old   prompt')
+  await agent.whenIdle()
+  agent.followup('a second one')
+  await agent.whenIdle()
+  await harness.close()
+  // Back to the columns of the first release.
+  const db = new Database(path)
+  db.exec('DROP INDEX sessions_by_update; ALTER TABLE sessions DROP COLUMN first_prompt; ALTER TABLE sessions DROP COLUMN turns; ALTER TABLE sessions DROP COLUMN last_reason')
+  db.close()
+  const reopened = new SqliteStore({ path })
+  expect(await reopened.list({ search: 'OLD' })).toEqual([expect.objectContaining({ id: 'old', title: 'an old prompt', firstPrompt: 'an old prompt', turns: 2, lastReason: 'completed' })])
+  await reopened.close()
+})

@@ -242,6 +242,38 @@ describe.each(STORE_KINDS)('store contract: $name', (kind) => {
     await harness.close()
   })
 
+  it('list pages newest first with the total, and searches titles and first prompts (any case) and id prefixes', async () => {
+    const { harness } = harnessOver(kit.store)
+    for (const [id, prompt] of [
+      ['p1', 'fix the parser'],
+      ['p2', 'write the docs'],
+      ['p3', 'fix the lexer'],
+    ] as const) {
+      const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', sessionId: id })
+      agent.followup(prompt)
+      await agent.whenIdle()
+      await agent.dispose()
+      await new Promise((resolve) => setTimeout(resolve, 5)) // distinct update times: the order is by them
+    }
+    const store = kit.another()
+    const all = await store.list()
+    expect(all.map((s) => [s.id, s.title])).toEqual([
+      ['p3', 'fix the lexer'],
+      ['p2', 'write the docs'],
+      ['p1', 'fix the parser'],
+    ])
+    expect(all.total).toBe(3)
+    const page = await store.list({ limit: 1, offset: 1 })
+    expect(page.map((s) => s.id)).toEqual(['p2'])
+    expect(page.total).toBe(3)
+    const fixes = await store.list({ search: 'FIX', limit: 1 })
+    expect(fixes.map((s) => s.id)).toEqual(['p3'])
+    expect(fixes.total).toBe(2)
+    expect((await store.list({ search: 'p1' })).map((s) => s.id)).toEqual(['p1'])
+    expect((await store.list({ search: 'nothing like it' })).total).toBe(0)
+    expect(await store.list({ offset: 5 })).toEqual([])
+  })
+
   it('a sub-agent header (parent session, parent call, profile, depth) survives a reload and shows in list()', async () => {
     const header = { version: 1, id: 'kid', createdAt: 1_700_000_000_000, cwd: '/w', parentSession: 'parent', parentCallId: 'call-7', agentProfile: 'reader', delegationDepth: 1 }
     const writer = await kit.store.create(header, titleEvents('kid', 2).events)

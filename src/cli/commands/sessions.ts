@@ -1,5 +1,7 @@
 import type { Command } from 'commander'
-import type { SessionStore } from '../../store/types.js'
+import { JsonlStore } from '../../store/jsonl-store.js'
+import { pageOf } from '../../store/session-list.js'
+import type { SessionListOptions, SessionStore, SessionSummary } from '../../store/types.js'
 import { formatCost, sessionCost, type PricingCatalogue } from '../../views/cost.js'
 import { EXIT } from '../cli-error.js'
 import { cliPricing, cliStore } from '../cli-harness.js'
@@ -27,12 +29,34 @@ export interface SessionRow extends LogSummary {
   readonly cost?: { readonly total: number; readonly currency: 'USD' | 'CNY'; readonly pricesAsOf?: string }
 }
 
+/** One page of `sessions`: its rows, how many sessions matched in all, and the store's note about its index. */
+export interface SessionsPage {
+  readonly rows: SessionRow[]
+  readonly total: number
+  readonly indexNote?: string
+}
+
+/**
+ * Lists stored sessions newest first through the store's listing (one page when `limit` is given; `search`
+ * over titles, first prompts and id prefixes), then reads each listed log for its turns, usage and cost: the
+ * work grows with the page, not with the number of stored sessions.
+ */
+export async function listSessionsPage(store: SessionStore, pricing: PricingCatalogue, options: SessionListOptions = {}): Promise<SessionsPage> {
+  const listed = await store.list(options)
+  // A store that ignores the options (written before they existed) lists everything: page it here.
+  const page = listed.total === undefined ? pageOf(listed, options) : listed
+  const rows: SessionRow[] = []
+  for (const s of page) rows.push(await sessionRow(store, pricing, s))
+  return { rows, total: page.total ?? page.length, ...(listed.indexNote !== undefined ? { indexNote: listed.indexNote } : {}) }
+}
+
 /** Reads every stored session's summary, newest first (at most `limit`, when given). */
 export async function listSessions(store: SessionStore, pricing: PricingCatalogue, limit?: number): Promise<SessionRow[]> {
-  const rows: SessionRow[] = []
-  const listed = await store.list()
-  for (const s of limit !== undefined ? listed.slice(0, limit) : listed) {
-    const base = {
+  return (await listSessionsPage(store, pricing, limit !== undefined ? { limit } : {})).rows
+}
+
+async function sessionRow(store: SessionStore, pricing: PricingCatalogue, s: SessionSummary): Promise<SessionRow> {
+  const base = {
       id: s.id,
       updatedAt: new Date(s.updatedAt).toISOString(),
       ...(s.sizeBytes !== undefined ? { sizeBytes: s.sizeBytes } : {}),
@@ -43,16 +67,14 @@ export async function listSessions(store: SessionStore, pricing: PricingCatalogu
     try {
       const events = (await store.read(s.id)).events
       const cost = sessionCost(events, pricing)
-      rows.push({
+      return {
         ...base,
         ...summarizeLog(events),
         ...(cost.currency !== undefined ? { cost: { total: roundCost(cost.total), currency: cost.currency, ...(cost.asOf !== undefined ? { pricesAsOf: cost.asOf } : {}) } } : {}),
-      })
+      }
     } catch (error) {
-      rows.push({ ...base, title: '', turns: 0, lastReason: null, usage: emptyUsage(), problem: (error as Error).message })
+      return { ...base, title: s.title ?? '', turns: s.turns ?? 0, lastReason: (s.lastReason ?? null) as SessionRow['lastReason'], usage: emptyUsage(), problem: (error as Error).message }
     }
-  }
-  return rows
 }
 
 /** Six decimals: a cheap session must not read as zero, and JSON must not carry float noise. */
@@ -82,36 +104,65 @@ export interface SessionsFlags {
   readonly search?: string
   /** Hide sub-agents' sessions. */
   readonly roots?: boolean
+  /** Rebuild the JSONL session index from the logs first. */
+  readonly reindex?: boolean
   readonly store?: string
 }
 
-/** How many sessions `sessions` shows unless `--all` or `--limit` says otherwise. */
+/** How many sessions `sessions` shows on a terminal unless `--all` or `--limit` says otherwise. */
 export const DEFAULT_SESSIONS_LIMIT = 20
 
-/** `ledgerloop sessions [--json] [--limit N] [--all] [--search TEXT] [--roots]`. */
+/**
+ * How many rows `sessions` shows: `--all` every one, `--limit N` N; otherwise {@link DEFAULT_SESSIONS_LIMIT}
+ * when a person reads the output on a terminal, every one when it goes to a pipe or a file (a script that
+ * greps or parses the list must not silently see only the newest 20).
+ */
+export function sessionsLimit(flags: Pick<SessionsFlags, 'all' | 'limit'>, stdoutIsTerminal: boolean): number | undefined {
+  if (flags.all === true) return undefined
+  if (flags.limit !== undefined) return flags.limit
+  return stdoutIsTerminal ? DEFAULT_SESSIONS_LIMIT : undefined
+}
+
+/** `ledgerloop sessions [--json] [--limit N] [--all] [--search TEXT] [--roots] [--reindex]`. */
 export async function sessionsCommand(flags: SessionsFlags): Promise<number> {
   const config = resolveConfig(flags.store !== undefined ? { store: flags.store } : {}, process.env, process.cwd(), { lenient: true })
   warnIgnoredConfig(config)
   const store = await cliStore(config)
-  let rows: SessionRow[]
+  let page: SessionsPage
+  const limit = sessionsLimit(flags, process.stdout.isTTY === true)
   try {
-    const limit = flags.all === true ? undefined : (flags.limit ?? DEFAULT_SESSIONS_LIMIT)
-    // A search or --roots looks through every session; the limit then applies to the matches.
-    const filtering = flags.search !== undefined || flags.roots === true
-    rows = await listSessions(store, cliPricing(config), filtering ? undefined : limit)
-    if (flags.search !== undefined) {
-      const needle = flags.search.toLowerCase()
-      rows = rows.filter((r) => r.title.toLowerCase().includes(needle) || r.id.startsWith(needle))
+    let note: string | undefined
+    if (flags.reindex === true && store instanceof JsonlStore) {
+      const rebuilt = await store.reindex()
+      process.stderr.write(`ledgerloop: rebuilt the session index ${store.indexPath} from ${rebuilt.length} session${rebuilt.length === 1 ? '' : 's'}\n`)
     }
-    if (flags.roots === true) rows = rows.filter((r) => !isSubagentSession(r))
-    if (filtering && limit !== undefined) rows = rows.slice(0, limit)
+    const search = flags.search !== undefined && flags.search !== '' ? { search: flags.search } : {}
+    if (flags.roots === true) {
+      // Which sessions are sub-agents' is in every summary (the header's links): filter the matches, then page.
+      const listed = await store.list(search)
+      const roots = (listed.total === undefined ? pageOf(listed, search) : listed).filter((r) => !isSubagentSession(r))
+      const shown = limit === undefined ? roots : roots.slice(0, limit)
+      const rows: SessionRow[] = []
+      for (const summary of shown) rows.push(await sessionRow(store, cliPricing(config), summary))
+      note = listed.indexNote
+      page = { rows, total: roots.length }
+    } else {
+      page = await listSessionsPage(store, cliPricing(config), { ...search, ...(limit !== undefined ? { limit } : {}) })
+      note = page.indexNote
+    }
+    if (note !== undefined) process.stderr.write(`ledgerloop: note: ${note}\n`)
   } finally {
     await store.close()
   }
   if (flags.json === true) {
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`)
+    process.stdout.write(`${JSON.stringify(page.rows, null, 2)}\n`)
   } else {
-    process.stdout.write(sessionsTable(rows, styleFor(process.stdout).dim))
+    const style = styleFor(process.stdout)
+    process.stdout.write(sessionsTable(page.rows, style.dim))
+    if (page.rows.length < page.total) {
+      const more = `showing ${page.rows.length} of ${page.total}${flags.search !== undefined ? ' matching' : ''}; --all for all, --limit N for more`
+      process.stdout.write(`${style.dim(more)}\n`)
+    }
   }
   return EXIT.ok
 }
@@ -125,10 +176,11 @@ export function warnIgnoredConfig(config: EffectiveConfig): void {
 export function registerSessions(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('sessions').description('list stored sessions, newest first'))
     .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, parentCallId?, agentProfile?, problem?}')
-    .option('--limit <n>', `show at most N sessions (default ${DEFAULT_SESSIONS_LIMIT})`, positiveInteger)
+    .option('--limit <n>', `show at most N sessions (default: ${DEFAULT_SESSIONS_LIMIT} on a terminal, all when piped)`, positiveInteger)
     .option('--all', 'show every session')
-    .option('--search <text>', 'only sessions whose first prompt contains TEXT (or whose id starts with it)')
+    .option('--search <text>', 'only sessions whose title or first prompt contains TEXT (case-insensitive), or whose id starts with it')
     .option('--roots', "hide sub-agents' sessions (shown marked ↳ otherwise)")
+    .option('--reindex', 'rebuild the session index of a JSONL folder from the logs first')
     .action(async (flags: SessionsFlags) => {
       exit.code = await sessionsCommand(flags)
     })

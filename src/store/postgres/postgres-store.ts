@@ -7,7 +7,9 @@ import type { SessionHeader } from '../../session/session.js'
 import { checkFlushDelay } from '../group-commit.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.js'
 import { checkSeed, checkSessionId } from '../stored-log.js'
-import type { SessionStore, SessionSummary, StoredSession } from '../types.js'
+import { clipLine, TITLE_MAX } from '../session-digest.js'
+import { sessionList } from '../session-list.js'
+import type { SessionList, SessionListOptions, SessionStore, StoredSession } from '../types.js'
 import { answerApproval, askApproval, pendingApprovals, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
 import { decodeInboxRow, encodeInboxInput, type InboxInput, type InboxRow } from './inbox-input.js'
 import { NotificationHub } from './notifications.js'
@@ -187,21 +189,45 @@ export class PostgresStore implements SessionStore {
     return (await this.#pool.query(`SELECT 1 FROM ${this.tables.sessions} WHERE id = $1`, [id])).rows.length > 0
   }
 
-  async list(): Promise<SessionSummary[]> {
+  /**
+   * Sessions newest first from the `sessions` table (its `updated_at` index), one page when `limit`/`offset`
+   * are given; `search` matches the stored title (the first prompt, clipped to 80 characters) or an id prefix.
+   */
+  async list(options: SessionListOptions = {}): Promise<SessionList> {
     await this.#ready
-    const found = await this.#pool.query<{ id: string; header: string; created_at: number; updated_at: number }>(
-      `SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at
-       FROM ${this.tables.sessions} ORDER BY updated_at DESC, id`,
+    const search = (options.search ?? '').toLowerCase()
+    const where = search === '' ? '' : 'WHERE strpos(lower(coalesce(title, \'\')), $1) > 0 OR left(lower(id), length($1)) = $1'
+    const params: unknown[] = search === '' ? [] : [search]
+    const limit = options.limit === undefined ? null : Math.max(0, options.limit)
+    const offset = Math.max(0, options.offset ?? 0)
+    const found = await this.#pool.query<{ id: string; header: string; created_at: number; updated_at: number; title: string | null; total: string }>(
+      `SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at, title,
+              count(*) OVER () AS total
+       FROM ${this.tables.sessions} ${where} ORDER BY updated_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, limit, offset],
     )
-    return found.rows.map((r) => {
-      const base = { id: r.id, createdAt: r.created_at, updatedAt: Math.round(r.updated_at) }
-      try {
-        const header = parseHeaderRecord(r.header, r.id, this.#where(r.id, 'header'))
-        return { ...base, ...summaryLinks(header) }
-      } catch (error) {
-        return { ...base, problem: (error as Error).message }
-      }
-    })
+    // A page past the end has no rows to carry the window count: count separately then.
+    const total =
+      found.rows.length > 0
+        ? Number(found.rows[0]?.total)
+        : Number((await this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.tables.sessions} ${where}`, params)).rows[0]?.n ?? 0)
+    return sessionList(
+      found.rows.map((r) => {
+        const base = {
+          id: r.id,
+          createdAt: r.created_at,
+          updatedAt: Math.round(r.updated_at),
+          ...(r.title !== null ? { title: clipLine(r.title, TITLE_MAX), firstPrompt: r.title } : {}),
+        }
+        try {
+          const header = parseHeaderRecord(r.header, r.id, this.#where(r.id, 'header'))
+          return { ...base, ...summaryLinks(header) }
+        } catch (error) {
+          return { ...base, problem: (error as Error).message }
+        }
+      }),
+      total,
+    )
   }
 
   /**
