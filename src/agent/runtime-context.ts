@@ -25,6 +25,8 @@ export class RuntimeContextProjection {
   constructor(session: Session) {
     const nodes = new Set(session.surfaceNodes())
     for (let seq = session.length - 1; seq >= 0; seq--) {
+      // Only user messages can be snapshots: the type check keeps compact chunks compact.
+      if (session.typeAt(seq) !== 'user/message') continue
       const event = session.at(seq) as SessionEvent
       if (!isSnapshot(event)) continue
       this.#retained ??= null

@@ -9,7 +9,7 @@ import { FileLock } from './file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from './file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from './group-commit.js'
 import { encodeRecordLines, headerRecord, parseHeaderRecord, scanSessionFile, summaryLinks, type ScannedSessionFile } from './session-file.js'
-import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
+import { checkSeed, checkSessionId, storedSession, validateStoredLog } from './stored-log.js'
 import type { SessionStore, SessionSummary, SessionWriter, StoredSession } from './types.js'
 
 /** Options of {@link JsonlStore}. */
@@ -127,8 +127,8 @@ export class JsonlStore implements SessionStore {
         await file.truncate(scanned.committedBytes)
         await file.sync()
       }
-      const writer = new JsonlWriter(id, path, file, scanned.committedBytes, scanned.events.length, lock, this.#pack, this.#delayMs, this.#blockingSync)
-      return { ...stored(scanned), writer: this.#track(writer) }
+      const writer = new JsonlWriter(id, path, file, scanned.committedBytes, scanned.log.length, lock, this.#pack, this.#delayMs, this.#blockingSync)
+      return Object.assign(stored(scanned), { writer: this.#track(writer) })
     } catch (error) {
       await file?.close()
       lock.release()
@@ -187,7 +187,7 @@ export class JsonlStore implements SessionStore {
 
   async #scan(file: FileHandle, path: string, id: string): Promise<ScannedSessionFile> {
     const scanned = scanSessionFile(await file.readFile(), path, id)
-    validateStoredLog(scanned.header, scanned.events, scanned.locate, this.#knownTypes)
+    validateStoredLog(scanned.header, scanned.log, scanned.locate, this.#knownTypes)
     return scanned
   }
 
@@ -326,7 +326,7 @@ async function openPrivate(path: string, flags: number, id: string): Promise<Fil
 }
 
 function stored(scanned: ScannedSessionFile): StoredSession {
-  return { header: scanned.header, events: scanned.events, ...(scanned.tailRepair !== undefined ? { tailRepair: scanned.tailRepair } : {}) }
+  return storedSession(scanned.header, scanned.log, scanned.tailRepair)
 }
 
 function exists(id: string, path: string): HarnessError {
