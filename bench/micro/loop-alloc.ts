@@ -68,7 +68,7 @@ await once(steps, {
     await inspector.post('HeapProfiler.startSampling', { samplingInterval: 1, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
   },
   stop: async () => {
-    profile = ((await inspector.post('HeapProfiler.stopSampling')) as { profile: Profile }).profile
+    profile = ((await inspector.post('HeapProfiler.stopSampling')) as unknown as { profile: Profile }).profile
   },
 })
 inspector.disconnect()
