@@ -5,6 +5,14 @@
  * `--out FILE` also writes the `.heapprofile` (open it in Chrome DevTools → Memory).
  *
  *   npx tsx bench/micro/loop-alloc.ts [--lib dist/index.js] [--steps 1000] [--top 15] [--out after.heapprofile]
+ *
+ * `--cpu RUNS` instead runs the N-step turn RUNS times after the same warm-up, with no heap sampler, for a CPU
+ * profile of the loop alone (summarise it with cpu-summary.ts):
+ *
+ *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/micro/loop-alloc.ts --lib dist/index.js --cpu 10
+ *
+ * `--retained` (with `node --expose-gc`) prints the heap the finished turn keeps alive per step (session log,
+ * store, history), measured after a full GC with the harness still open.
  */
 import { writeFileSync } from 'node:fs'
 import { Session as Inspector } from 'node:inspector/promises'
@@ -26,7 +34,7 @@ interface Profile {
 }
 
 const { values } = parseArgs({
-  options: { lib: { type: 'string', default: 'dist/index.js' }, steps: { type: 'string', default: '1000' }, top: { type: 'string', default: '15' }, out: { type: 'string' } },
+  options: { lib: { type: 'string', default: 'dist/index.js' }, steps: { type: 'string', default: '1000' }, top: { type: 'string', default: '15' }, out: { type: 'string' }, cpu: { type: 'string' }, retained: { type: 'boolean', default: false } },
 })
 const steps = Number(values.steps)
 const lib = (await import(pathToFileURL(isAbsolute(values.lib) ? values.lib : join(process.cwd(), values.lib)).href)) as Lib
@@ -46,7 +54,7 @@ function model(n: number): LlmAdapter & { calls: number } {
   return adapter
 }
 
-async function once(n: number, around?: { start(): Promise<void>; stop(): Promise<void> }): Promise<void> {
+async function once(n: number, around?: { start(): Promise<void>; stop(): Promise<void> }, beforeClose?: () => void): Promise<void> {
   const noop = lib.defineTool({ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, execute: () => 'ok' })
   const m = model(n)
   const harness = lib.createHarness({ adapters: [m], tools: [noop] })
@@ -56,10 +64,29 @@ async function once(n: number, around?: { start(): Promise<void>; stop(): Promis
   await agent.whenIdle()
   await around?.stop()
   if (m.calls !== n) throw new Error(`ran ${m.calls} steps, expected ${n}`)
+  beforeClose?.()
   await harness.close()
 }
 
 for (let i = 0; i < 30; i++) await once(100)
+if (values.retained) {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) throw new Error('--retained needs node --expose-gc')
+  gc()
+  const base = process.memoryUsage().heapUsed
+  await once(steps, undefined, () => {
+    gc()
+    const kept = process.memoryUsage().heapUsed - base
+    console.log(`${values.lib}: a finished N=${steps} turn keeps ${(kept / 1024 / 1024).toFixed(2)} MiB alive, ${(kept / steps / 1024).toFixed(2)} KiB per step`)
+  })
+  process.exit(0)
+}
+if (values.cpu !== undefined) {
+  const started = performance.now()
+  for (let i = 0; i < Number(values.cpu); i++) await once(steps)
+  console.log(`${values.lib}: ${values.cpu} turns of N=${steps}: ${((performance.now() - started) / Number(values.cpu) / steps).toFixed(4)} ms/step (wall)`)
+  process.exit(0)
+}
 const inspector = new Inspector()
 inspector.connect()
 let profile: Profile | undefined

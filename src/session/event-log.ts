@@ -26,9 +26,9 @@ export class CompactRun {
   /** Template of the string items (set by the first packable chunk, then fixed). */
   template: ChunkTemplate | undefined
   /** Absolute time of each member (a double array: no boxed numbers). */
-  readonly times: number[]
+  times: number[]
   /** Per member: the chunk object, or a payload string for {@link template}. */
-  readonly items: (string | StreamChunk)[]
+  items: (string | StreamChunk)[]
   /** Materialised members, filled on first read. */
   cache: (SessionEvent | undefined)[] | undefined
   sealed: boolean
@@ -42,6 +42,14 @@ export class CompactRun {
     this.items = items
     this.cache = undefined
     this.sealed = sealed
+  }
+
+  /** Takes no more members; the arrays shrink to their length (growth leaves up to half again as spare room). */
+  seal(): void {
+    if (this.sealed) return
+    this.sealed = true
+    this.items = this.items.slice()
+    this.times = this.times.slice()
   }
 
   /** Number of members. */
@@ -120,6 +128,7 @@ export class EventLog {
 
   /** Appends an event (`event.seq` must be the next seq). */
   push(event: SessionEvent): void {
+    this.seal()
     this.#records.push(event)
     this.#starts.push(this.#length)
     this.#length++
@@ -136,6 +145,7 @@ export class EventLog {
     if (last instanceof CompactRun && !last.sealed && last.turn === turn && last.step === step) {
       run = last
     } else {
+      this.seal()
       run = new CompactRun(this.#length, turn, step, undefined, [], [], false)
       this.#records.push(run)
       this.#starts.push(this.#length)
@@ -149,6 +159,7 @@ export class EventLog {
 
   /** Appends a whole run (a loaded one: it is sealed, and may be shared with other logs). */
   pushRun(run: CompactRun): void {
+    this.seal()
     run.sealed = true
     this.#records.push(run)
     this.#starts.push(this.#length)
@@ -158,7 +169,7 @@ export class EventLog {
   /** Seals the open run, so what is stored so far never changes (before sharing the records). */
   seal(): void {
     const last = this.#records[this.#records.length - 1]
-    if (last instanceof CompactRun) last.sealed = true
+    if (last instanceof CompactRun) last.seal()
   }
 
   /** Every event, materialised (a new array). */
@@ -184,14 +195,23 @@ export class EventLog {
     return out
   }
 
-  /** Seq of the last event, at or after `from`, whose type is in `types` (chunk runs are skipped), or -1. */
-  lastOfTypes(types: ReadonlySet<string>, from = 0): number {
-    for (let i = this.#records.length - 1; i >= 0; i--) {
+  /** Seq of the last event in `from` ≤ seq < `before` whose type is in `types` (chunk runs are skipped), or -1. */
+  lastOfTypes(types: ReadonlySet<string>, from = 0, before = this.#length): number {
+    if (before <= 0) return -1
+    for (let i = before >= this.#length ? this.#records.length - 1 : this.#find(before - 1); i >= 0; i--) {
       const record = this.#records[i] as LogRecord
       if ((this.#starts[i] as number) < from) return -1
       if (!(record instanceof CompactRun) && types.has(record.type)) return this.#starts[i] as number
     }
     return -1
+  }
+
+  /** Calls `visit` with every event from `from` on that is not a compact chunk member, in seq order. */
+  forEachEvent(from: number, visit: (event: SessionEvent) => void): void {
+    for (let i = Math.max(0, this.#find(from)); i < this.#records.length; i++) {
+      const record = this.#records[i] as LogRecord
+      if (!(record instanceof CompactRun) && record.seq >= from) visit(record)
+    }
   }
 
   /**

@@ -184,8 +184,22 @@ export function decodeRecordInto(record: unknown, log: EventLog): number {
     log.pushRun(decoded)
     return decoded.seq0
   }
-  log.push(deepFreeze(decoded))
+  log.push(freezeParsed(decoded))
   return decoded.seq
+}
+
+// Deep-freezes a JSON.parse result: plain objects and arrays with own enumerable data properties only, so a
+// for…in walk is enough (deepFreeze's descriptor walk costs several times more on a big load).
+function freezeParsed<T>(value: T, depth = 0): T {
+  if (typeof value !== 'object' || value === null) return value
+  if (depth > 256) return deepFreeze(value) // iterative: no deep recursion on a pathological record
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) freezeParsed(value[i], depth + 1)
+  } else {
+    const record = value as Record<string, unknown>
+    for (const key in record) freezeParsed(record[key], depth + 1)
+  }
+  return Object.freeze(value)
 }
 
 function decodeCompact(record: unknown): SessionEvent | CompactRun {
