@@ -90,9 +90,9 @@ export function chunkEvent(seq: number, time: number, turn: number, step: number
 export type LogRecord = SessionEvent | CompactRun
 
 /**
- * The in-memory session log: events kept as they are, except streamed chunks, which are kept as compact
- * {@link CompactRun}s and materialised into events only when read. `at(seq)` is O(log records) (O(1) near the end).
- * @internal
+ * A session log in compact form (`StoredSession.log`, `SessionOptions.log`): events kept as they are, except
+ * streamed chunks, which are kept as compact runs and materialised into events only when read (then cached).
+ * `at(seq)` is O(log records), O(1) near the end. Treat it as read-only: a `Session` appends to its own copy.
  */
 export class EventLog {
   #records: LogRecord[] = []
