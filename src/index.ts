@@ -27,6 +27,7 @@ export type { CancelCause, CoreEventData, CoreEventType, RequestHeader, SessionE
 export { KNOWN_EVENT_TYPES, SURFACE_TYPES } from './session/events.js'
 export { Session, SESSION_FORMAT_VERSION } from './session/session.js'
 export type { AppendOptions, SessionHeader, SessionOptions, SessionWiring } from './session/session.js'
+export type { EventLog } from './session/event-log.js'
 export { canonicalHeader, foldRequestHeader, headerEquals } from './session/request-header.js'
 export { foldMessages } from './session/surface.js'
 export { closerEvents, interruptedTurnClosers } from './session/repair.js'

@@ -2,9 +2,16 @@
  * Wall time per step of the loop itself: a scripted model streaming 20 text chunks and one tool call per
  * step, a trivial tool, N steps in one turn, in-memory store, invariant plugin off.
  *
- *   npx tsx bench/micro/loop-steps.ts [--runs 7]
+ *   npx tsx bench/micro/loop-steps.ts [--runs 7] [--lib path/to/dist/index.js]
+ *
+ * `--lib` runs the same loop against another build (e.g. main's dist copied to a temp folder), for
+ * before/after figures from the same machine state.
  */
-import { createHarness, defineTool, scriptChunks, type GenerateOptions, type LlmAdapter, type StreamChunk } from '../../src/index.js'
+import type { GenerateOptions, LlmAdapter, StreamChunk } from '../../src/index.js'
+
+const libFlag = process.argv.indexOf('--lib')
+const lib = (await import(libFlag > 0 ? String(process.argv[libFlag + 1]) : '../../src/index.js')) as typeof import('../../src/index.js')
+const { createHarness, defineTool, scriptChunks } = lib
 
 const K = 20
 const runsFlag = process.argv.indexOf('--runs')

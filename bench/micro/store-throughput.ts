@@ -152,7 +152,8 @@ async function measureLoads(): Promise<void> {
         const t0 = performance.now()
         const stored = await store.read('big')
         const t1 = performance.now()
-        const session = new Session({ id: 'big', header: stored.header, seed: stored.events })
+        // The compact log (packed runs stay packed), as resumeAgent adopts it.
+        const session = new Session({ id: 'big', header: stored.header, ...(stored.log !== undefined ? { log: stored.log } : { seed: stored.events }) })
         const t2 = performance.now()
         if (session.length !== size) throw new Error(`loaded ${session.length} of ${size} events`)
         reads.push(t1 - t0)

@@ -328,7 +328,7 @@ export class Agent {
   #closeStaleTurn(turn: number): boolean {
     if (this.session.openTurn === undefined) return true
     let start = this.session.length - 1
-    while (start > 0 && this.session.at(start)?.type !== 'turn/start') start--
+    while (start > 0 && this.session.typeAt(start) !== 'turn/start') start--
     try {
       for (const closer of this.#closersFrom(start, { kind: 'interrupted' })) this.#appendClosing(closer, false)
       return true
@@ -338,11 +338,9 @@ export class Agent {
     }
   }
 
-  /** The closers of the turn that starts at `turnStartSeq` (O(that turn's events)). */
+  /** The closers of the turn that starts at `turnStartSeq` (O(that turn's events); chunks stay compact: closers ignore them). */
   #closersFrom(turnStartSeq: number, reason: TurnEndReason): CloserEvent[] {
-    const turnEvents: SessionEvent[] = []
-    for (let seq = turnStartSeq; seq < this.session.length; seq++) turnEvents.push(this.session.at(seq) as SessionEvent)
-    return interruptedTurnClosers(turnEvents, { reason })
+    return interruptedTurnClosers(this.session.log.eventsWithoutChunks(turnStartSeq), { reason })
   }
 
   #appendClosing(closer: CloserEvent, guarded: boolean): void {
@@ -398,8 +396,8 @@ export class Agent {
         const stream = prepared !== undefined ? prepared.stream(request) : this.#rt.llm.stream(request)
         for await (const chunk of stream) {
           signal.throwIfAborted()
-          // Frozen here so the log adopts it without a copy when the adapter froze the chunk too.
-          chunkSeqs.push(this.#append('assistant/chunk', Object.freeze({ turn, step, chunk })).seq)
+          // Kept compact in the log: no event object unless a listener or the store asks for one.
+          chunkSeqs.push(this.session.appendChunk(turn, step, chunk))
           assembler.push(chunk)
         }
         signal.throwIfAborted()

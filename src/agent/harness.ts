@@ -2,9 +2,10 @@ import { HarnessError } from '../errors/harness-error.js'
 import { createHookBus, type HookBus, type Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar, ListenerErrorReporter } from '../hooks/types.js'
 import { LlmRegistry } from '../llm/registry.js'
-import type { LlmAdapter } from '../llm/types.js'
+import type { LlmAdapter, StreamChunk } from '../llm/types.js'
 import type { SessionEvent } from '../session/events.js'
-import { closerEvents } from '../session/repair.js'
+import { closerEventsOfLog } from '../session/repair.js'
+import { eventLogOf } from '../session/event-log.js'
 import { Session, SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { ToolRegistry } from '../tools/tool-registry.js'
@@ -133,6 +134,11 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         if (hooks.has('session/validate')) hooks.guard('session/validate', { session: s, event }, s.id)
       },
       persist: (_s, event) => writer.append(event),
+      ...(writer.appendChunk !== undefined
+        ? { persistChunk: (_s: Session, seq: number, time: number, turn: number, step: number, chunk: StreamChunk) => writer.appendChunk?.(seq, time, turn, step, chunk) }
+        : {}),
+      // Chunks are not runtime-context snapshots (agent.observe ignores them): only listeners need their events.
+      wantsChunkEvents: () => hooks.has('session/validate') || hooks.has('session/event'),
       publish: (s, event) => {
         agent.observe(event)
         if (hooks.has('session/event')) hooks.emit('session/event', { session: s, event }, s.id)
@@ -195,10 +201,12 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       checkOpen()
       const stored = await store.open(sessionId)
       try {
-        const closers = closerEvents(stored.events)
+        // The compact log when the store gives one: a long log is adopted without materialising its chunks.
+        const log = stored.log ?? eventLogOf(stored.events)
+        const closers = closerEventsOfLog(log)
         for (const event of closers) stored.writer.append(event)
         if (closers.length > 0) await stored.writer.flush()
-        const session = new Session({ id: sessionId, header: stored.header, seed: [...stored.events, ...closers] })
+        const session = new Session({ id: sessionId, header: stored.header, log, seed: closers })
         const last = session.requestHeader()?.config
         const merged = { provider: last?.provider ?? '', model: last?.model ?? '', cwd: stored.header.cwd, ...stripUndefined(overrides), sessionId }
         if (merged.provider === '' || merged.model === '') {

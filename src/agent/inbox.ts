@@ -26,15 +26,14 @@ export class Inbox {
   constructor(session: Session, observer: InboxObserver = {}) {
     this.#session = session
     this.#observer = observer
-    const from = session.header.seedLength ?? 0
-    for (let seq = from; seq < session.length; seq++) {
-      const event = session.at(seq)
-      if (event?.type !== 'agent/inbox/spliced') continue
+    // Compact chunk runs are skipped without being materialised (a resumed log may hold millions of chunks).
+    session.log.forEachEvent(session.header.seedLength ?? 0, (event) => {
+      if (event.type !== 'agent/inbox/spliced') return
       const d = event.data as unknown as CoreEventData['agent/inbox/spliced']
       const problem = this.#validate(d.target, d.start, d.removedCount ?? 0, d.inserted)
-      if (problem !== undefined) throw new HarnessError(`invalid persisted inbox splice at seq ${seq}: ${problem}`, 'SESSION_CORRUPT')
+      if (problem !== undefined) throw new HarnessError(`invalid persisted inbox splice at seq ${event.seq}: ${problem}`, 'SESSION_CORRUPT')
       this.#lists[d.target].splice(d.start, d.removedCount ?? 0, ...d.inserted)
-    }
+    })
   }
 
   /** Queued prompts, one per future turn. */

@@ -9,6 +9,8 @@ export const RUNTIME_CONTEXT_PLUGIN = 'ledgerloop/runtime-context'
 /** Text of the marker that tells the model there is no runtime context any more. */
 export const NO_RUNTIME_CONTEXT = 'Runtime context: none any more (earlier runtime context no longer applies).'
 
+const USER_MESSAGE: ReadonlySet<string> = new Set(['user/message'])
+
 type Retained = undefined | null | { readonly seq: number; readonly text: string | undefined }
 
 /**
@@ -24,7 +26,8 @@ export class RuntimeContextProjection {
   /** Restores the state from the log: the newest owned snapshot that is still a surface node. */
   constructor(session: Session) {
     const nodes = new Set(session.surfaceNodes())
-    for (let seq = session.length - 1; seq >= 0; seq--) {
+    // Only user messages can be snapshots: the search skips compact chunk runs without materialising them.
+    for (let seq = session.log.lastOfTypes(USER_MESSAGE); seq >= 0; seq = session.log.lastOfTypes(USER_MESSAGE, 0, seq)) {
       const event = session.at(seq) as SessionEvent
       if (!isSnapshot(event)) continue
       this.#retained ??= null

@@ -146,6 +146,14 @@ function isFrozenJson(v: unknown, depth: number): boolean {
   return true
 }
 
+/**
+ * True when `value` is a deep-frozen lossless JSON object or array: what the session log adopts without a copy
+ * (checked without allocating).
+ */
+export function isDeepFrozenJson(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.isFrozen(value) && isFrozenJson(value, 0)
+}
+
 /** Paths are built only on failure: the innermost failure recorded a relative path, prefix it on the way out. */
 function rewritePath(pass: Pass, prefix: string): undefined {
   const issue = pass.issue

@@ -1,4 +1,15 @@
 import { randomUUID } from 'node:crypto'
+
+/**
+ * A fresh message id as a flat string. Node builds `randomUUID()` by concatenating hex pieces, which V8 keeps as
+ * a tree of ~20 cons-string nodes (~0.5 KiB); every logged message keeps its id for the session's life, so the
+ * first character read flattens it once (to the 36 characters it is) before it is stored.
+ */
+function newMessageId(): string {
+  const id = randomUUID()
+  id.charCodeAt(0)
+  return id
+}
 import { deepFreeze, snapshotJson } from '../json/lossless.js'
 import type { AssistantMessage, ContentBlock, ModelSource, MessageSource, ToolResultMessage, UserMessage } from './types.js'
 
@@ -11,12 +22,12 @@ import type { AssistantMessage, ContentBlock, ModelSource, MessageSource, ToolRe
  */
 export function createUserMessage(content: string | readonly ContentBlock[], source: MessageSource = { kind: 'user' }): UserMessage {
   const blocks: readonly ContentBlock[] = typeof content === 'string' ? [{ type: 'text', text: content }] : content
-  return freeze({ id: randomUUID(), role: 'user', content: blocks, source }) as UserMessage
+  return freeze({ id: newMessageId(), role: 'user', content: blocks, source }) as UserMessage
 }
 
 /** Builds a frozen assistant message for a model route. */
 export function createAssistantMessage(content: readonly ContentBlock[], source: ModelSource): AssistantMessage {
-  return freeze({ id: randomUUID(), role: 'assistant', content, source }) as AssistantMessage
+  return freeze({ id: newMessageId(), role: 'assistant', content, source }) as AssistantMessage
 }
 
 /** Builds the user-role message carrying one tool result. */
@@ -31,7 +42,7 @@ export function createToolResultMessage(options: {
       ? { type: 'tool-result', toolCallId: options.callId, content: options.content, isError: true }
       : { type: 'tool-result', toolCallId: options.callId, content: options.content }
   return freeze({
-    id: options.id ?? randomUUID(),
+    id: options.id ?? newMessageId(),
     role: 'user',
     content: [block],
     source: { kind: 'tool', callId: options.callId },
@@ -59,11 +70,11 @@ function freeze(message: object): object {
  * (which copies and freezes it once): saves the second deep copy {@link createAssistantMessage} would make.
  */
 export function draftAssistantMessage(content: readonly ContentBlock[], source: ModelSource): AssistantMessage {
-  return { id: randomUUID(), role: 'assistant', content, source }
+  return { id: newMessageId(), role: 'assistant', content, source }
 }
 
 /** A tool-result message as a plain, unfrozen object, for direct `session.append` (see {@link draftAssistantMessage}). */
 export function draftToolResultMessage(callId: string, content: readonly ContentBlock[], isError: boolean): ToolResultMessage {
   const block = isError ? { type: 'tool-result' as const, toolCallId: callId, content, isError: true } : { type: 'tool-result' as const, toolCallId: callId, content }
-  return { id: randomUUID(), role: 'user', content: [block], source: { kind: 'tool', callId } }
+  return { id: newMessageId(), role: 'user', content: [block], source: { kind: 'tool', callId } }
 }

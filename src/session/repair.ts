@@ -1,4 +1,5 @@
 import type { JsonValue } from '../json/lossless.js'
+import type { EventLog } from './event-log.js'
 import type { SessionEvent, TurnEndReason } from './events.js'
 
 /** A synthetic event for {@link interruptedTurnClosers}: what to append, without seq/time. */
@@ -115,4 +116,19 @@ export function closerEvents(events: readonly SessionEvent[]): SessionEvent[] {
   const closers = interruptedTurnClosers(events)
   const time = events.length > 0 ? (events[events.length - 1] as SessionEvent).time : 0
   return closers.map((c, i) => ({ ...c, seq: events.length + i, time }))
+}
+
+const TURN_BOUNDARIES: ReadonlySet<string> = new Set(['turn/start', 'turn/end'])
+
+/**
+ * {@link closerEvents} of a compact log, looking only at its last turn (everything before the last
+ * `turn/start` is balanced or irrelevant to the closers) and never materialising chunk runs.
+ */
+export function closerEventsOfLog(log: EventLog): SessionEvent[] {
+  const boundary = log.lastOfTypes(TURN_BOUNDARIES)
+  if (boundary < 0 || log.typeAt(boundary) !== 'turn/start') return []
+  const tail = log.eventsWithoutChunks(boundary)
+  const closers = interruptedTurnClosers(tail)
+  const time = (tail[tail.length - 1] as SessionEvent).time
+  return closers.map((c, i) => ({ ...c, seq: log.length + i, time }))
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { HarnessError } from '../errors/harness-error.js'
-import { snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
+import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import { markReplayStateFree } from '../llm/registry.js'
-import type { Message } from '../llm/types.js'
+import type { Message, StreamChunk } from '../llm/types.js'
+import { CompactRun, chunkEvent, EventLog } from './event-log.js'
 import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
 
@@ -48,6 +49,18 @@ export interface SessionWiring {
   persist?(session: Session, event: SessionEvent): void
   /** Called after commit (the `session/event` hook); failures are the caller's to contain. */
   publish?(session: Session, event: SessionEvent): void
+  /**
+   * The compact path of a streamed chunk (`assistant/chunk` `{turn, step, chunk}` at `seq`, `time`): when
+   * present, the loop's chunks reach the store through it instead of `persist`, with no event object built.
+   * `chunk` is deep-frozen lossless JSON. A throw vetoes the append.
+   */
+  persistChunk?(session: Session, seq: number, time: number, turn: number, step: number, chunk: StreamChunk): void
+  /**
+   * Whether `validate` and `publish` want to see the loop's chunk events right now (e.g. a listener is
+   * registered). When it answers false, a chunk appended on the compact path builds no event for them; when
+   * absent, they see every chunk.
+   */
+  wantsChunkEvents?(): boolean
 }
 
 /** Options of {@link Session}. */
@@ -61,6 +74,11 @@ export interface SessionOptions {
    * is given and `endSeed` is true, a `session/end-seed` marker is appended after it (fork children).
    */
   readonly seed?: readonly SessionEvent[]
+  /**
+   * A stored log to adopt before `seed`, in compact form (`StoredSession.log`): validated like a seed, but its
+   * packed chunk runs are taken over as they are instead of being materialised into events.
+   */
+  readonly log?: EventLog
   /** Append `session/end-seed` after the seed (default false: a plain load). */
   readonly endSeed?: boolean
   /** Extra event types to accept in a seed without `ignorable`. */
@@ -79,7 +97,7 @@ export class Session {
   readonly id: string
   /** Storage metadata. */
   readonly header: SessionHeader
-  readonly #log: SessionEvent[] = []
+  readonly #log = new EventLog()
   readonly #surface = new Surface()
   #wiring: SessionWiring | undefined
   #publishing = false
@@ -106,11 +124,15 @@ export class Session {
       ...options.header,
       id: this.id,
     })
-    if (options.seed !== undefined) {
+    if (options.seed !== undefined || options.log !== undefined) {
       const known = options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
-      for (const event of options.seed) this.#adopt(event, known)
-      const last = this.#log[this.#log.length - 1]
-      if (options.endSeed === true && last?.type !== 'session/end-seed') this.append('session/end-seed', {})
+      for (const record of options.log?.records ?? []) {
+        if (record instanceof CompactRun) this.#adoptRun(record, known)
+        else this.#adopt(record, known)
+      }
+      for (const event of options.seed ?? []) this.#adopt(event, known)
+      const last = this.#log.typeAt(this.#log.length - 1)
+      if (options.endSeed === true && last !== 'session/end-seed') this.append('session/end-seed', {})
     }
     this.#wiring = options.wiring
   }
@@ -127,13 +149,23 @@ export class Session {
 
   /** All events, frozen (`event.seq === index`). A snapshot array, rebuilt after appends: avoid on hot paths. */
   get events(): readonly SessionEvent[] {
-    this.#eventsView ??= Object.freeze(this.#log.slice())
+    this.#eventsView ??= Object.freeze(this.#log.toArray())
     return this.#eventsView
   }
 
   /** The event at `seq`. */
   at(seq: number): SessionEvent | undefined {
-    return this.#log[seq]
+    return this.#log.at(seq)
+  }
+
+  /** @internal The type of the event at `seq`, without materialising a compact chunk. */
+  typeAt(seq: number): string | undefined {
+    return this.#log.typeAt(seq)
+  }
+
+  /** @internal The compact log itself (read-only use: stores and crash repair). */
+  get log(): EventLog {
+    return this.#log
   }
 
   /** Number of the last opened turn (0 before any). */
@@ -166,6 +198,41 @@ export class Session {
    */
   appendCloser(type: string, data: unknown, options?: AppendOptions): SessionEvent {
     return this.#append(type, data, options, false)
+  }
+
+  /**
+   * @internal The loop's streamed chunk: the same `assistant/chunk` `{turn, step, chunk}` event as
+   * `append('assistant/chunk', …)`, kept compact in the log. No event object is built unless the wiring wants
+   * one (a validate or event listener, or a store without `persistChunk`). Anything unusual (a chunk that is not
+   * deep-frozen JSON, a re-entrant call) takes the ordinary `append` path, errors included.
+   * @returns the chunk's seq
+   */
+  appendChunk(turn: number, step: number, chunk: StreamChunk): number {
+    if (this.#publishing || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !isDeepFrozenJson(chunk)) {
+      return this.#append('assistant/chunk', Object.freeze({ turn, step, chunk }), undefined, true).seq
+    }
+    const seq = this.#log.length
+    const time = Date.now()
+    const wiring = this.#wiring
+    const shown = wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
+    const compactStore = wiring?.persistChunk !== undefined
+    const event = shown || (!compactStore && wiring?.persist !== undefined) ? chunkEvent(seq, time, turn, step, chunk) : undefined
+    if (event !== undefined) this.#surface.validateNext(event, this.#log)
+    if (shown) wiring.validate?.(this, event as SessionEvent)
+    if (compactStore) wiring.persistChunk?.(this, seq, time, turn, step, chunk)
+    else if (event !== undefined) wiring?.persist?.(this, event)
+    this.#log.pushChunk(time, turn, step, chunk, shown ? event : undefined)
+    this.#surface.advance(1)
+    this.#eventsView = undefined
+    if (shown && wiring.publish !== undefined) {
+      this.#publishing = true
+      try {
+        wiring.publish(this, event as SessionEvent)
+      } finally {
+        this.#publishing = false
+      }
+    }
+    return seq
   }
 
   #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean): SessionEvent {
@@ -236,7 +303,7 @@ export class Session {
     }
     const nodes = this.#surface.nodes
     for (; this.#projectedNodes < nodes.length; this.#projectedNodes++) {
-      const message = projectSurfaceEvent(this.#log[nodes[this.#projectedNodes] as number] as SessionEvent)
+      const message = projectSurfaceEvent(this.#log.at(nodes[this.#projectedNodes] as number) as SessionEvent)
       if (message !== undefined) {
         if (message.source.kind === 'model' && message.source.replayState !== undefined) this.#replayStateMessages++
         this.#derived.push(message)
@@ -288,6 +355,17 @@ export class Session {
     this.#commit(event)
   }
 
+  // A stored chunk run: its members were checked when it was decoded (exact chunk shapes, integer times), so
+  // adopting it is a seq check and a surface advance, not a walk over its members.
+  #adoptRun(run: CompactRun, known: ReadonlySet<string>): void {
+    const seq = this.#log.length
+    if (run.seq0 !== seq) throw corrupt(seq, `seq ${run.seq0} where ${seq} was expected`)
+    if (!known.has('assistant/chunk')) throw corrupt(seq, `unknown event type 'assistant/chunk' is not marked ignorable`)
+    this.#log.pushRun(run)
+    this.#surface.advance(run.count)
+    this.#eventsView = undefined
+  }
+
   #commit(event: SessionEvent): void {
     this.#log.push(event)
     this.#surface.apply(event)
@@ -316,11 +394,27 @@ function buildEvent(type: string, seq: number, data: JsonValue, options: AppendO
     throw new HarnessError(`'${type}' is a surface event and needs a surfaceOp`, 'INVALID_EVENT')
   }
   if (isSurface && options?.ignorable === true) throw new HarnessError('a surface event cannot be ignorable', 'INVALID_EVENT')
-  const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { type, seq, time: Date.now(), data }
-  if (options?.surfaceOp !== undefined) event.surfaceOp = snapshotJsonFrozen(options.surfaceOp, 'surfaceOp') as SurfaceOp
-  if (options?.sourceEventSeqs !== undefined) event.sourceEventSeqs = snapshotJsonFrozen(options.sourceEventSeqs, 'sourceEventSeqs') as number[]
-  if (options?.ignorable === true) event.ignorable = true
-  // data and surface parts are already deep-frozen copies: freezing the envelope completes the event.
+  const time = Date.now()
+  const surfaceOp = options?.surfaceOp === undefined ? undefined : (snapshotJsonFrozen(options.surfaceOp, 'surfaceOp') as SurfaceOp)
+  const sources = options?.sourceEventSeqs === undefined ? undefined : (snapshotJsonFrozen(options.sourceEventSeqs, 'sourceEventSeqs') as number[])
+  const ignorable = options?.ignorable === true
+  // Each shape is one literal, so V8 keeps every field in the object (adding keys afterwards would give each
+  // logged event an out-of-object property store). Key order is the envelope's: type seq time data surfaceOp
+  // sourceEventSeqs ignorable. data and surface parts are already deep-frozen: freezing the envelope completes it.
+  if (ignorable) {
+    if (surfaceOp === undefined && sources === undefined) return Object.freeze({ type, seq, time, data, ignorable: true })
+  } else if (surfaceOp === undefined) {
+    if (sources === undefined) return Object.freeze({ type, seq, time, data })
+  } else if (sources === undefined) {
+    return Object.freeze({ type, seq, time, data, surfaceOp })
+  } else {
+    return Object.freeze({ type, seq, time, data, surfaceOp, sourceEventSeqs: sources })
+  }
+  // Combinations the surface rules refuse right after (kept verbatim so the refusal names them).
+  const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { type, seq, time, data }
+  if (surfaceOp !== undefined) event.surfaceOp = surfaceOp
+  if (sources !== undefined) event.sourceEventSeqs = sources
+  if (ignorable) event.ignorable = true
   return Object.freeze(event)
 }
 

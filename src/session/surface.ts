@@ -24,9 +24,10 @@ export class Surface {
 
   /**
    * Checks that `event` may be the next log entry as far as the surface is concerned; throws a
-   * `HarnessError` (code `INVALID_EVENT`) naming the rule it breaks. `log` holds the earlier events (indexed by seq).
+   * `HarnessError` (code `INVALID_EVENT`) naming the rule it breaks. `log` holds the earlier events (an array
+   * indexed by seq, or anything with `at(seq)`).
    */
-  validateNext(event: SessionEvent, log: readonly (SessionEvent | undefined)[]): void {
+  validateNext(event: SessionEvent, log: EventLookup): void {
     if (event.seq !== this.#nextSeq) fail(event, `seq ${event.seq} is not the next position ${this.#nextSeq}`)
     const isSurface = SURFACE_TYPES.has(event.type)
     if (!isSurface) {
@@ -59,10 +60,15 @@ export class Surface {
     const missing = shadowed.filter((s) => !(sources ?? []).includes(s))
     if (missing.length > 0) fail(event, `a replace must cite every node it shadows in sourceEventSeqs (missing ${missing.join(', ')})`)
     if (event.type === 'tool/result') {
-      const old = shadowed.length === 1 ? log[shadowed[0] as number] : undefined
+      const old = shadowed.length === 1 ? log.at(shadowed[0] as number) : undefined
       if (old === undefined || old.type !== 'tool/result') fail(event, 'a tool/result replace must shadow exactly one tool/result')
       if (!sameExceptToolContent(old.data, event.data)) fail(event, 'a tool/result replace may change only the tool-result content')
     }
+  }
+
+  /** Moves past `count` log-only events (compact chunk members) without looking at them. */
+  advance(count: number): void {
+    this.#nextSeq += count
   }
 
   /** Applies a validated event. */
@@ -79,6 +85,11 @@ export class Surface {
     this.#nodes = [...this.#nodes.slice(0, startIndex), event.seq, ...this.#nodes.slice(endIndex + 1)]
     this.#generation++
   }
+}
+
+/** Where a surface looks earlier events up by seq: an array, or a log with `at(seq)`. */
+export interface EventLookup {
+  at(seq: number): SessionEvent | undefined
 }
 
 /** The message a surface node contributes to history (empty assistant anchors contribute nothing). */

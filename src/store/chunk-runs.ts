@@ -1,3 +1,6 @@
+import { deepFreeze } from '../json/lossless.js'
+import type { StreamChunk } from '../llm/types.js'
+import { CompactRun, type ChunkTemplate, type EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 
 /** A run shorter than this is stored event by event: packing two chunks saves nothing (reference §1.7). */
@@ -158,10 +161,52 @@ function packableMember(event: SessionEvent): Member | undefined {
  * @throws Error describing the defect (callers add the file and line)
  */
 export function decodeRecord(record: unknown): SessionEvent[] {
+  const decoded = decodeCompact(record)
+  if (!(decoded instanceof CompactRun)) return [decoded]
+  const events: SessionEvent[] = []
+  for (let k = 0; k < decoded.count; k++) {
+    const chunk = decoded.chunkAt(k)
+    events.push({ type: 'assistant/chunk', seq: decoded.seq0 + k, time: decoded.times[k], data: { turn: decoded.turn, step: decoded.step, chunk } } as unknown as SessionEvent)
+  }
+  return events
+}
+
+/**
+ * Decodes one parsed stored record straight into a compact log: a packed run becomes one sealed
+ * {@link CompactRun} (its payload array is kept as is: no event object per member), any other record one
+ * deep-frozen event. Validation is the same as {@link decodeRecord}'s.
+ * @returns the record's first seq
+ * @throws Error describing the defect (callers add the file and line)
+ */
+export function decodeRecordInto(record: unknown, log: EventLog): number {
+  const decoded = decodeCompact(record)
+  if (decoded instanceof CompactRun) {
+    log.pushRun(decoded)
+    return decoded.seq0
+  }
+  log.push(freezeParsed(decoded))
+  return decoded.seq
+}
+
+// Deep-freezes a JSON.parse result: plain objects and arrays with own enumerable data properties only, so a
+// for…in walk is enough (deepFreeze's descriptor walk costs several times more on a big load).
+function freezeParsed<T>(value: T, depth = 0): T {
+  if (typeof value !== 'object' || value === null) return value
+  if (depth > 256) return deepFreeze(value) // iterative: no deep recursion on a pathological record
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) freezeParsed(value[i], depth + 1)
+  } else {
+    const record = value as Record<string, unknown>
+    for (const key in record) freezeParsed(record[key], depth + 1)
+  }
+  return Object.freeze(value)
+}
+
+function decodeCompact(record: unknown): SessionEvent | CompactRun {
   if (!isRecord(record)) throw new Error('a record must be a JSON object')
   if (!Object.hasOwn(record, 'seq0')) {
     if (!Number.isSafeInteger(record.seq)) throw new Error('a stored event needs an integer seq')
-    return [record as unknown as SessionEvent]
+    return record as unknown as SessionEvent
   }
   const { type, seq0, time0, data } = record
   if (!hasKeys(record, ['type', 'seq0', 'time0', 'data'])) throw new Error('a packed chunk row has unexpected keys')
@@ -171,12 +216,11 @@ export function decodeRecord(record: unknown): SessionEvent[] {
   const { turn, step, index, dt } = data
   if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !Number.isSafeInteger(index)) throw new Error('a packed chunk row needs integer turn/step/index')
   let payloads: unknown
-  let chunkOf: (payload: string) => Record<string, unknown>
+  let template: ChunkTemplate
   if (type === 'text-chunks' || type === 'reasoning-chunks') {
     if (!hasKeys(data, ['turn', 'step', 'index', 'dt', 'texts'])) throw new Error(`a ${type} row has unexpected data keys`)
     payloads = data.texts
-    const chunkType = type === 'text-chunks' ? 'text-delta' : 'reasoning-delta'
-    chunkOf = (text) => ({ type: chunkType, index, text })
+    template = { type: type === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index: index as number }
   } else if (type === 'tool-call-chunks') {
     const named = Object.hasOwn(data, 'name')
     if (!hasKeys(data, named ? ['turn', 'step', 'index', 'id', 'name', 'dt', 'args'] : ['turn', 'step', 'index', 'id', 'dt', 'args'])) {
@@ -185,7 +229,7 @@ export function decodeRecord(record: unknown): SessionEvent[] {
     const { id, name } = data
     if (typeof id !== 'string' || (named && typeof name !== 'string')) throw new Error('a tool-call-chunks row needs a string id (and name)')
     payloads = data.args
-    chunkOf = named ? (args) => ({ type: 'tool-call-delta', index, id, name, argumentsDelta: args }) : (args) => ({ type: 'tool-call-delta', index, id, argumentsDelta: args })
+    template = named ? { type: 'tool-call-delta', index: index as number, id, name: name as string } : { type: 'tool-call-delta', index: index as number, id }
   } else {
     throw new Error(`unknown packed row type ${JSON.stringify(type)}`)
   }
@@ -195,15 +239,14 @@ export function decodeRecord(record: unknown): SessionEvent[] {
   if (!Array.isArray(dt) || dt.length !== payloads.length - 1 || !dt.every((d) => Number.isSafeInteger(d))) {
     throw new Error('a packed chunk row needs one integer time gap between each pair of members')
   }
-  const events: SessionEvent[] = []
+  const times: number[] = new Array<number>(payloads.length)
   let time = time0 as number
   for (let k = 0; k < payloads.length; k++) {
     if (k > 0) time += dt[k - 1] as number
     if (!Number.isSafeInteger(time)) throw new Error('a packed chunk row has a time outside the safe integer range')
-    const chunk = chunkOf(payloads[k] as string)
-    events.push({ type: 'assistant/chunk', seq: (seq0 as number) + k, time, data: { turn, step, chunk } } as unknown as SessionEvent)
+    times[k] = time
   }
-  return events
+  return new CompactRun(seq0 as number, turn as number, step as number, template, times, payloads as (string | StreamChunk)[], true)
 }
 
 /** First seq a record stands for. */

@@ -12,7 +12,7 @@ import { SessionDigest, summarizeSessionFile, summaryOf } from './session-digest
 import { encodeRecordLines, headerRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
 import { SessionIndex } from './session-index.js'
 import { sessionList } from './session-list.js'
-import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
+import { checkSeed, checkSessionId, storedSession, validateStoredLog } from './stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 /** Options of {@link JsonlStore}. */
@@ -172,10 +172,11 @@ export class JsonlStore implements SessionStore {
         await file.sync()
       }
       const digest = new SessionDigest()
-      digest.observe(scanned.events)
-      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.events.length, lock, this.#policy, { index: this.#index, digest })
+      // Chunk runs say nothing a listing needs; skipping them keeps the loaded runs packed.
+      digest.observe(scanned.log.eventsWithoutChunks(0))
+      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.log.length, lock, this.#policy, { index: this.#index, digest })
       this.#index.mark()
-      return { ...stored(scanned), writer: this.#track(writer) }
+      return Object.assign(stored(scanned), { writer: this.#track(writer) })
     } catch (error) {
       await file?.close()
       lock.release()
@@ -242,7 +243,7 @@ export class JsonlStore implements SessionStore {
 
   async #scan(file: FileHandle, path: string, id: string): Promise<ScannedSessionFile> {
     const scanned = scanSessionFile(await file.readFile(), path, id)
-    validateStoredLog(scanned.header, scanned.events, scanned.locate, this.#knownTypes)
+    validateStoredLog(scanned.header, scanned.log, scanned.locate, this.#knownTypes)
     return scanned
   }
 }
@@ -368,7 +369,7 @@ async function openPrivate(path: string, flags: number, id: string): Promise<Fil
 }
 
 function stored(scanned: ScannedSessionFile): StoredSession {
-  return { header: scanned.header, events: scanned.events, ...(scanned.tailRepair !== undefined ? { tailRepair: scanned.tailRepair } : {}) }
+  return storedSession(scanned.header, scanned.log, scanned.tailRepair)
 }
 
 function exists(id: string, path: string): HarnessError {

@@ -1,13 +1,16 @@
 import { HarnessError } from '../errors/harness-error.js'
+import { EventLog, eventLogOf } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import { SessionDigest, summaryOf } from './session-digest.js'
 import { newestFirst, pageOf } from './session-list.js'
+import { storedSession } from './stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 interface Entry {
   header: SessionHeader
-  events: SessionEvent[]
+  /** Compact: the loop's chunks arrive through `appendChunk` and stay packed in runs. */
+  log: EventLog
   updatedAt: number
   locked: boolean
 }
@@ -23,7 +26,7 @@ export class MemoryStore implements SessionStore {
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
     if (this.#sessions.has(header.id)) throw new HarnessError(`session '${header.id}' already exists`, 'SESSION_EXISTS')
-    const entry: Entry = { header, events: [...seed], updatedAt: Date.now(), locked: true }
+    const entry: Entry = { header, log: eventLogOf(seed), updatedAt: Date.now(), locked: true }
     this.#sessions.set(header.id, entry)
     return this.#writer(entry)
   }
@@ -32,12 +35,12 @@ export class MemoryStore implements SessionStore {
     const entry = this.#get(id)
     if (entry.locked) throw new HarnessError(`session '${id}' is open in another writer`, 'SESSION_LOCKED')
     entry.locked = true
-    return { header: entry.header, events: [...entry.events], writer: this.#writer(entry) }
+    return Object.assign(storedSession(entry.header, entry.log.snapshot()), { writer: this.#writer(entry) })
   }
 
   async read(id: string): Promise<StoredSession> {
     const entry = this.#get(id)
-    return { header: entry.header, events: [...entry.events] }
+    return storedSession(entry.header, entry.log.snapshot())
   }
 
   async has(id: string): Promise<boolean> {
@@ -48,7 +51,7 @@ export class MemoryStore implements SessionStore {
   async list(options?: SessionListOptions): Promise<SessionList> {
     const all = [...this.#sessions.values()].map((e) => {
       const digest = new SessionDigest()
-      digest.observe(e.events)
+      digest.observe(e.log.eventsWithoutChunks(0))
       return summaryOf(e.header, digest, e.updatedAt)
     })
     return pageOf(all.sort(newestFirst), options)
@@ -78,14 +81,22 @@ export class MemoryStore implements SessionStore {
 
   #writer(entry: Entry): SessionWriter {
     let open = true
+    const check = (seq: number): void => {
+      if (!open) throw new HarnessError(`session '${entry.header.id}' writer is closed`, 'SESSION_CLOSED')
+      if (seq !== entry.log.length) {
+        throw new HarnessError(`append of seq ${seq} to session '${entry.header.id}' whose next seq is ${entry.log.length}`, 'SESSION_CORRUPT')
+      }
+    }
     return {
       append(event) {
-        if (!open) throw new HarnessError(`session '${entry.header.id}' writer is closed`, 'SESSION_CLOSED')
-        if (event.seq !== entry.events.length) {
-          throw new HarnessError(`append of seq ${event.seq} to session '${entry.header.id}' whose next seq is ${entry.events.length}`, 'SESSION_CORRUPT')
-        }
-        entry.events.push(event)
+        check(event.seq)
+        entry.log.push(event)
         entry.updatedAt = event.time
+      },
+      appendChunk(seq, time, turn, step, chunk) {
+        check(seq)
+        entry.log.pushChunk(time, turn, step, chunk)
+        entry.updatedAt = time
       },
       flush: () => resolved,
       close: async () => {

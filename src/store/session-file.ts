@@ -1,8 +1,8 @@
 import { HarnessError } from '../errors/harness-error.js'
-import { deepFreeze } from '../json/lossless.js'
+import { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
-import { decodeRecord, packChunkRuns } from './chunk-runs.js'
+import { decodeRecordInto, packChunkRuns } from './chunk-runs.js'
 import type { SessionSummary, TailRepair } from './types.js'
 
 /** Marks the first line of a session file (and tells it from any other JSONL). */
@@ -104,8 +104,11 @@ export function encodeRecordLines(events: readonly SessionEvent[], packChunks: b
 /** A session file read back. */
 export interface ScannedSessionFile {
   readonly header: SessionHeader
-  /** Every committed event, deep-frozen (a Session adopts frozen events without copying them). */
-  readonly events: SessionEvent[]
+  /**
+   * Every committed event in compact form: packed chunk rows stay packed runs, other records are deep-frozen
+   * events (a Session adopts both without copying).
+   */
+  readonly log: EventLog
   /** Byte length of the committed part: where the next append goes (the torn tail, if any, starts here). */
   readonly committedBytes: number
   /** Set when a torn or garbage tail was cut off. */
@@ -131,7 +134,7 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
   // Decode the complete lines in one go: per-line Buffer slicing costs more than the parse on big files.
   const lines = bytes.toString('utf8', headerEnd + 1, lastNewline + 1).split('\n')
   lines.pop() // the empty string after the final newline
-  const events: SessionEvent[] = []
+  const log = new EventLog()
   const recordStarts: number[] = [] // first seq of each record, for locate()
   let firstDefect: { index: number; reason: string } | undefined
   for (let i = 0; i < lines.length; i++) {
@@ -149,18 +152,15 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
     if (firstDefect !== undefined) {
       throw new HarnessError(`${path}:${firstDefect.index + 2}: ${firstDefect.reason}, and valid records follow it: the file is corrupt`, 'SESSION_CORRUPT')
     }
-    let decoded: SessionEvent[]
+    const expected = log.length
+    let first: number
     try {
-      decoded = decodeRecord(record)
+      first = decodeRecordInto(record, log)
     } catch (error) {
       throw new HarnessError(`${path}:${lineNo}: ${(error as Error).message}`, 'SESSION_CORRUPT')
     }
-    const first = decoded[0] as SessionEvent
-    if (first.seq !== events.length) {
-      throw new HarnessError(`${path}:${lineNo}: seq ${first.seq} where ${events.length} was expected`, 'SESSION_CORRUPT')
-    }
-    recordStarts.push(events.length)
-    for (const event of decoded) events.push(deepFreeze(event))
+    if (first !== expected) throw new HarnessError(`${path}:${lineNo}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
+    recordStarts.push(expected)
   }
   let tailRepair: TailRepair | undefined
   const tornBytes = bytes.length - (lastNewline + 1)
@@ -181,7 +181,7 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
     }
     return `${path}:${recordStarts.length === 0 ? 1 : lo + 2}`
   }
-  return { header, events, committedBytes, ...(tailRepair !== undefined ? { tailRepair } : {}), locate }
+  return { header, log, committedBytes, ...(tailRepair !== undefined ? { tailRepair } : {}), locate }
 }
 
 // Byte offset where the `index`-th record line (0-based, after the header) starts. Scans raw bytes rather than

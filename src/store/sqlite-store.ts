@@ -2,17 +2,17 @@ import { closeSync, constants, lstatSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { HarnessError } from '../errors/harness-error.js'
-import { deepFreeze } from '../json/lossless.js'
+import { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
-import { decodeRecord, firstSeqOf, packChunkRuns, type StorageRecord } from './chunk-runs.js'
+import { decodeRecordInto, firstSeqOf, packChunkRuns, type StorageRecord } from './chunk-runs.js'
 import { currentHolder, describeHolder, holderIsDead, parseHolder, type LockHolder } from './file-lock.js'
 import { checkPrivateFile } from './file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from './group-commit.js'
 import { clipLine, SessionDigest, TITLE_MAX } from './session-digest.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from './session-file.js'
 import { sessionList } from './session-list.js'
-import { checkSeed, checkSessionId, validateStoredLog } from './stored-log.js'
+import { checkSeed, checkSessionId, storedSession, validateStoredLog } from './stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 /** Options of {@link SqliteStore}. */
@@ -198,8 +198,8 @@ export class SqliteStore implements SessionStore {
     const writer = this.#track(new SqliteWriter(this, id, 0, holder))
     try {
       const loaded = this.#load(id)
-      writer.continueAt(loaded.events.length)
-      return { ...loaded, writer }
+      writer.continueAt(loaded.log?.length ?? loaded.events.length)
+      return Object.assign(loaded, { writer })
     } catch (error) {
       await writer.close()
       throw error
@@ -331,25 +331,25 @@ export class SqliteStore implements SessionStore {
     if (row === undefined) throw notFound(id, this.path)
     const where = (seq: number): string => `${this.path} (session '${id}', row seq ${seq})`
     const header = parseHeaderRecord(row.header, id, `${this.path} (session '${id}' header)`)
-    const rows = this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? ORDER BY seq').all(id) as { seq: number; line: string }[]
-    const events: SessionEvent[] = []
+    const log = new EventLog()
     const rowStarts: number[] = []
-    for (const r of rows) {
-      let decoded: SessionEvent[]
+    // Rows are streamed (no array of every row) and packed rows decode straight into compact runs.
+    for (const r of this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? ORDER BY seq').iterate(id) as IterableIterator<{ seq: number; line: string }>) {
+      const expected = log.length
+      let first: number
       try {
-        decoded = decodeRecord(JSON.parse(r.line))
+        first = decodeRecordInto(JSON.parse(r.line), log)
       } catch (error) {
         throw new HarnessError(`${where(r.seq)}: ${(error as Error).message}`, 'SESSION_CORRUPT')
       }
-      if (r.seq !== events.length || (decoded[0] as SessionEvent).seq !== r.seq) {
-        throw new HarnessError(`${where(r.seq)}: seq ${(decoded[0] as SessionEvent).seq} where ${events.length} was expected`, 'SESSION_CORRUPT')
+      if (r.seq !== expected || first !== r.seq) {
+        throw new HarnessError(`${where(r.seq)}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
       }
       rowStarts.push(r.seq)
-      for (const event of decoded) events.push(deepFreeze(event))
     }
     const locate = (seq: number): string => where(rowStarts.filter((s) => s <= seq).pop() ?? 0)
-    validateStoredLog(header, events, locate, this.#knownTypes)
-    return { header, events }
+    validateStoredLog(header, log, locate, this.#knownTypes)
+    return storedSession(header, log)
   }
 }
 

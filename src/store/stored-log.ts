@@ -1,8 +1,10 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
+import { EventLog, eventLogOf } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { Session, type SessionHeader } from '../session/session.js'
+import type { StoredSession, TailRepair } from './types.js'
 
 /** What session ids a file or row may be named after: the Session's own rule, so no id can escape a path. */
 const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/
@@ -23,9 +25,10 @@ export function checkSessionId(id: string): void {
  * @param locate - "file:line" (or "db:row") of a seq
  * @throws HarnessError `SESSION_CORRUPT` prefixed with the location of the offending event
  */
-export function validateStoredLog(header: SessionHeader, events: readonly SessionEvent[], locate: (seq: number) => string, knownTypes?: Iterable<string>): void {
+export function validateStoredLog(header: SessionHeader, events: EventLog | readonly SessionEvent[], locate: (seq: number) => string, knownTypes?: Iterable<string>): void {
+  const log = events instanceof EventLog ? events : eventLogOf(events)
   try {
-    new Session({ id: header.id, header, seed: events, ...(knownTypes !== undefined ? { knownTypes } : {}) })
+    new Session({ id: header.id, header, log, ...(knownTypes !== undefined ? { knownTypes } : {}) })
   } catch (error) {
     if (!(error instanceof HarnessError) || error.code !== 'SESSION_CORRUPT') throw error
     // The Session names the seq in its message ("… at seq N: …"); map it to where that event is stored.
@@ -49,4 +52,23 @@ export function checkSeed(id: string, seed: readonly SessionEvent[]): void {
 export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
   const home = env.LEDGERLOOP_HOME
   return join(home !== undefined && home !== '' ? home : join(homedir(), '.ledgerloop'), 'sessions')
+}
+
+/**
+ * A {@link StoredSession} over a compact log: `log` as is, and `events` materialised from it on first read
+ * (then the same array on every read), so a caller that adopts `log` never pays for a million event objects.
+ */
+export function storedSession(header: SessionHeader, log: EventLog, tailRepair?: TailRepair): StoredSession {
+  let events: SessionEvent[] | undefined
+  const stored = {
+    header,
+    get events(): SessionEvent[] {
+      events ??= log.toArray()
+      return events
+    },
+    ...(tailRepair !== undefined ? { tailRepair } : {}),
+  }
+  // Not enumerable: a stored session still compares and prints as {header, events, tailRepair?}.
+  Object.defineProperty(stored, 'log', { value: log, enumerable: false })
+  return stored as StoredSession
 }

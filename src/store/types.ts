@@ -1,3 +1,5 @@
+import type { StreamChunk } from '../llm/types.js'
+import type { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 
@@ -8,6 +10,12 @@ import type { SessionHeader } from '../session/session.js'
 export interface SessionWriter {
   /** Buffers one committed event (seq must be the next one). Throws when the writer is closed. */
   append(event: SessionEvent): void
+  /**
+   * Optional compact form of `append` for a streamed chunk: the event
+   * `{type:'assistant/chunk', seq, time, data:{turn, step, chunk}}` without the event object (`chunk` is
+   * deep-frozen lossless JSON). A writer without it receives such chunks through `append`.
+   */
+  appendChunk?(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): void
   /** Resolves once every event appended so far is durable (for file stores: written and fsynced). */
   flush(): Promise<void>
   /** Flushes, then releases the lock. Idempotent. */
@@ -28,6 +36,12 @@ export interface TailRepair {
 export interface StoredSession {
   readonly header: SessionHeader
   readonly events: SessionEvent[]
+  /**
+   * The same events in compact form, when the store keeps one (the built-in stores do): packed chunk runs
+   * stay packed. `new Session({ log })` adopts it without materialising them; the built-in stores build
+   * `events` from it only when it is first read.
+   */
+  readonly log?: EventLog
   /**
    * Set when a torn or garbage tail (an interrupted write: never a flushed event) was cut off while loading.
    * `open` also truncates the stored file; `read` only skips it.

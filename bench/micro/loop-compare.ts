@@ -1,0 +1,84 @@
+/**
+ * Paired before/after figures for the in-memory loop: the loop-steps workload (20 text chunks + one tool call
+ * per step, memory store, no plugins) run against two builds in ONE process, back to back in every round, so
+ * both see the same machine state. Reports, per N, each build's median ms/step and the median of the per-round
+ * ratios (after ÷ before) with their spread. The clock is the process's CPU time by default (`--clock wall`). Builds run in fresh agents; the order alternates by round.
+ *
+ *   npm run build && cp -r dist /tmp/ll-before/dist   # (on the old commit; link node_modules beside it)
+ *   npx tsx bench/micro/loop-compare.ts --before /tmp/ll-before/dist/index.js --after dist/index.js [--rounds 9]
+ */
+import { isAbsolute, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import type { GenerateOptions, LlmAdapter, StreamChunk } from '../../src/index.js'
+
+type Lib = typeof import('../../src/index.js')
+
+const { values } = parseArgs({
+  options: { before: { type: 'string' }, after: { type: 'string', default: 'dist/index.js' }, rounds: { type: 'string', default: '9' }, sizes: { type: 'string', default: '10,100,1000' }, clock: { type: 'string', default: 'cpu' } },
+})
+if (values.before === undefined) throw new Error('--before PATH (a build of the old commit) is required')
+const rounds = Number(values.rounds)
+const sizes = values.sizes.split(',').map(Number)
+const resolve = (p: string): string => pathToFileURL(isAbsolute(p) ? p : join(process.cwd(), p)).href
+const before = (await import(resolve(values.before))) as Lib
+const after = (await import(resolve(values.after))) as Lib
+const K = 20
+// On a shared machine the process's own CPU time (user + system) is steadier than wall time: `--clock wall` for the latter.
+const useCpu = values.clock !== 'wall'
+const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000
+
+function model(lib: Lib, steps: number): LlmAdapter & { calls: number } {
+  const toolStep = lib.scriptChunks({ text: Array.from({ length: K }, (_, i) => `tok${i} `), toolCalls: [{ id: 'c', name: 'noop', arguments: { n: 1 } }] })
+  const lastStep = lib.scriptChunks({ text: Array.from({ length: K }, (_, i) => `tok${i} `) })
+  const adapter = {
+    provider: 'bench',
+    calls: 0,
+    async *stream(_request: GenerateOptions): AsyncGenerator<StreamChunk> {
+      const n = ++adapter.calls
+      for (const c of n < steps ? toolStep : lastStep) yield c.type === 'tool-call-delta' ? { ...c, id: `call_${n}` } : c
+    },
+  }
+  return adapter
+}
+
+async function once(lib: Lib, steps: number): Promise<number> {
+  let toolRuns = 0
+  const noop = lib.defineTool({ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, execute: () => (toolRuns++, 'ok') })
+  const m = model(lib, steps)
+  const harness = lib.createHarness({ adapters: [m], tools: [noop] })
+  const agent = await harness.createAgent({ provider: 'bench', model: 'b' })
+  const c0 = process.cpuUsage()
+  const t0 = process.hrtime.bigint()
+  agent.followup('go')
+  await agent.whenIdle()
+  const ms = useCpu ? cpuMs(process.cpuUsage(c0)) : Number(process.hrtime.bigint() - t0) / 1e6
+  if (m.calls !== steps || toolRuns !== steps - 1) throw new Error(`ran ${m.calls} steps / ${toolRuns} tools, expected ${steps}`)
+  await harness.close()
+  return ms / steps
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+for (let i = 0; i < 20; i++) {
+  await once(before, 100)
+  await once(after, 100)
+}
+console.log(`in-memory loop, ${useCpu ? 'CPU' : 'wall'} ms/step (K=${K} chunks + 1 tool call per step), ${rounds} paired rounds per N`)
+for (const n of sizes) {
+  const b: number[] = []
+  const a: number[] = []
+  const ratios: number[] = []
+  for (let r = 0; r < rounds; r++) {
+    const first = r % 2 === 0 ? before : after
+    const x = await once(first, n)
+    const y = await once(first === before ? after : before, n)
+    const [tb, ta] = first === before ? [x, y] : [y, x]
+    b.push(tb)
+    a.push(ta)
+    ratios.push(ta / tb)
+  }
+  const sorted = [...ratios].sort((p, q) => p - q)
+  console.log(
+    `N=${String(n).padStart(5)}  before ${median(b).toFixed(4)}  after ${median(a).toFixed(4)}  after/before ${median(ratios).toFixed(2)}× (spread ${(sorted[0] as number).toFixed(2)}–${(sorted[sorted.length - 1] as number).toFixed(2)})`,
+  )
+}

@@ -1,0 +1,280 @@
+import type { StreamChunk } from '../llm/types.js'
+import type { SessionEvent } from './events.js'
+
+/**
+ * How a packed payload string becomes a chunk again: a `text-delta` / `reasoning-delta` of one block, or a
+ * `tool-call-delta` of one call (with or without `name`).
+ * @internal
+ */
+export type ChunkTemplate =
+  | { readonly type: 'text-delta' | 'reasoning-delta'; readonly index: number }
+  | { readonly type: 'tool-call-delta'; readonly index: number; readonly id: string; readonly name?: string }
+
+/**
+ * A run of consecutive `assistant/chunk` events of one turn and step, kept compact: no event object exists
+ * for a member until someone reads it. Member `k` has seq `seq0 + k` and time `times[k]`; its chunk is
+ * `items[k]` when that is an object (the deep-frozen chunk itself), or the payload string rebuilt with
+ * `template` (`text` / `argumentsDelta`). A materialised member is kept in `cache`, so a member read twice is
+ * the same object. A sealed run takes no more members (loaded runs, and runs another reader shares).
+ * @internal
+ */
+export class CompactRun {
+  /** Seq of member 0. */
+  readonly seq0: number
+  readonly turn: number
+  readonly step: number
+  /** Template of the string items (set by the first packable chunk, then fixed). */
+  template: ChunkTemplate | undefined
+  /** Absolute time of each member (a double array: no boxed numbers). */
+  times: number[]
+  /** Per member: the chunk object, or a payload string for {@link template}. */
+  items: (string | StreamChunk)[]
+  /** Materialised members, filled on first read. */
+  cache: (SessionEvent | undefined)[] | undefined
+  sealed: boolean
+
+  constructor(seq0: number, turn: number, step: number, template: ChunkTemplate | undefined, times: number[], items: (string | StreamChunk)[], sealed: boolean) {
+    this.seq0 = seq0
+    this.turn = turn
+    this.step = step
+    this.template = template
+    this.times = times
+    this.items = items
+    this.cache = undefined
+    this.sealed = sealed
+  }
+
+  /** Takes no more members; the arrays shrink to their length (growth leaves up to half again as spare room). */
+  seal(): void {
+    if (this.sealed) return
+    this.sealed = true
+    this.items = this.items.slice()
+    this.times = this.times.slice()
+  }
+
+  /** Number of members. */
+  get count(): number {
+    return this.items.length
+  }
+
+  /** The chunk of member `k`. */
+  chunkAt(k: number): StreamChunk {
+    const item = this.items[k] as string | StreamChunk
+    if (typeof item !== 'string') return item
+    const t = this.template as ChunkTemplate
+    if (t.type !== 'tool-call-delta') return Object.freeze({ type: t.type, index: t.index, text: item })
+    return Object.freeze(
+      t.name === undefined
+        ? { type: 'tool-call-delta', index: t.index, id: t.id, argumentsDelta: item }
+        : { type: 'tool-call-delta', index: t.index, id: t.id, name: t.name, argumentsDelta: item },
+    )
+  }
+
+  /** Member `k` as the frozen event the log stands for (built once, then cached). */
+  eventAt(k: number): SessionEvent {
+    const cached = this.cache?.[k]
+    if (cached !== undefined) return cached
+    const event = chunkEvent(this.seq0 + k, this.times[k] as number, this.turn, this.step, this.chunkAt(k))
+    ;(this.cache ??= [])[k] = event
+    return event
+  }
+}
+
+/** Builds the frozen `assistant/chunk` event the loop logs for a chunk (the exact envelope and key order). @internal */
+export function chunkEvent(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): SessionEvent {
+  const data = Object.freeze({ turn, step, chunk }) as unknown as SessionEvent['data']
+  return Object.freeze({ type: 'assistant/chunk', seq, time, data })
+}
+
+/** One record of an {@link EventLog}: an event kept as is, or a compact chunk run. @internal */
+export type LogRecord = SessionEvent | CompactRun
+
+/**
+ * A session log in compact form (`StoredSession.log`, `SessionOptions.log`): events kept as they are, except
+ * streamed chunks, which are kept as compact runs and materialised into events only when read (then cached).
+ * `at(seq)` is O(log records), O(1) near the end. Treat it as read-only: a `Session` appends to its own copy.
+ */
+export class EventLog {
+  #records: LogRecord[] = []
+  /** First seq of each record. */
+  #starts: number[] = []
+  #length = 0
+
+  /** Number of events (= the next seq). */
+  get length(): number {
+    return this.#length
+  }
+
+  /** The records, in seq order (shared: do not mutate). */
+  get records(): readonly LogRecord[] {
+    return this.#records
+  }
+
+  /** The event at `seq` (materialised if it is a run member). */
+  at(seq: number): SessionEvent | undefined {
+    const i = this.#find(seq)
+    if (i < 0) return undefined
+    const record = this.#records[i] as LogRecord
+    return record instanceof CompactRun ? record.eventAt(seq - record.seq0) : record
+  }
+
+  /** The type of the event at `seq`, without materialising it. */
+  typeAt(seq: number): string | undefined {
+    const i = this.#find(seq)
+    if (i < 0) return undefined
+    const record = this.#records[i] as LogRecord
+    return record instanceof CompactRun ? 'assistant/chunk' : record.type
+  }
+
+  /** Appends an event (`event.seq` must be the next seq). */
+  push(event: SessionEvent): void {
+    this.seal()
+    this.#records.push(event)
+    this.#starts.push(this.#length)
+    this.#length++
+  }
+
+  /**
+   * Appends an `assistant/chunk` member: into the open run of the same turn and step, or a new run.
+   * @param chunk - deep-frozen lossless JSON (the caller checked it)
+   * @param event - the member's event when it was already built (kept, so reads return that same object)
+   */
+  pushChunk(time: number, turn: number, step: number, chunk: StreamChunk, event?: SessionEvent): void {
+    const last = this.#records[this.#records.length - 1]
+    let run: CompactRun
+    if (last instanceof CompactRun && !last.sealed && last.turn === turn && last.step === step) {
+      run = last
+    } else {
+      this.seal()
+      run = new CompactRun(this.#length, turn, step, undefined, [], [], false)
+      this.#records.push(run)
+      this.#starts.push(this.#length)
+    }
+    const k = run.items.length
+    run.times.push(time)
+    run.items.push(packedPayload(run, chunk) ?? chunk)
+    if (event !== undefined) (run.cache ??= [])[k] = event
+    this.#length++
+  }
+
+  /** Appends a whole run (a loaded one: it is sealed, and may be shared with other logs). */
+  pushRun(run: CompactRun): void {
+    this.seal()
+    run.sealed = true
+    this.#records.push(run)
+    this.#starts.push(this.#length)
+    this.#length += run.count
+  }
+
+  /** Seals the open run, so what is stored so far never changes (before sharing the records). */
+  seal(): void {
+    const last = this.#records[this.#records.length - 1]
+    if (last instanceof CompactRun) last.seal()
+  }
+
+  /** Every event, materialised (a new array). */
+  toArray(): SessionEvent[] {
+    return this.slice(0, this.#length)
+  }
+
+  /** Events `from` ≤ seq < `to`, materialised (a new array). */
+  slice(from: number, to: number = this.#length): SessionEvent[] {
+    const out: SessionEvent[] = []
+    const end = Math.min(to, this.#length)
+    if (from >= end) return out
+    for (let i = Math.max(0, this.#find(from)); i < this.#records.length; i++) {
+      const record = this.#records[i] as LogRecord
+      const start = this.#starts[i] as number
+      if (start >= end) break
+      if (!(record instanceof CompactRun)) {
+        if (start >= from) out.push(record)
+        continue
+      }
+      for (let k = Math.max(0, from - start), n = Math.min(record.count, end - start); k < n; k++) out.push(record.eventAt(k))
+    }
+    return out
+  }
+
+  /** Seq of the last event in `from` ≤ seq < `before` whose type is in `types` (chunk runs are skipped), or -1. */
+  lastOfTypes(types: ReadonlySet<string>, from = 0, before = this.#length): number {
+    if (before <= 0) return -1
+    for (let i = before >= this.#length ? this.#records.length - 1 : this.#find(before - 1); i >= 0; i--) {
+      const record = this.#records[i] as LogRecord
+      if ((this.#starts[i] as number) < from) return -1
+      if (!(record instanceof CompactRun) && types.has(record.type)) return this.#starts[i] as number
+    }
+    return -1
+  }
+
+  /** Calls `visit` with every event from `from` on that is not a compact chunk member, in seq order. */
+  forEachEvent(from: number, visit: (event: SessionEvent) => void): void {
+    for (let i = Math.max(0, this.#find(from)); i < this.#records.length; i++) {
+      const record = this.#records[i] as LogRecord
+      if (!(record instanceof CompactRun) && record.seq >= from) visit(record)
+    }
+  }
+
+  /**
+   * Events from `from` on, with the chunk members left out except the very last event (for folds that ignore
+   * chunks, like the crash-repair closers).
+   */
+  eventsWithoutChunks(from: number): SessionEvent[] {
+    const out: SessionEvent[] = []
+    for (let i = Math.max(0, this.#find(from)); i < this.#records.length; i++) {
+      const record = this.#records[i] as LogRecord
+      if (!(record instanceof CompactRun)) {
+        if ((this.#starts[i] as number) >= from) out.push(record)
+      } else if (i === this.#records.length - 1) {
+        out.push(record.eventAt(record.count - 1))
+      }
+    }
+    return out
+  }
+
+  /** A read-only copy holding the same records (the open run is sealed first, so the copy never grows). */
+  snapshot(): EventLog {
+    this.seal()
+    const copy = new EventLog()
+    copy.#records = this.#records.slice()
+    copy.#starts = this.#starts.slice()
+    copy.#length = this.#length
+    return copy
+  }
+
+  #find(seq: number): number {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#length) return -1
+    const starts = this.#starts
+    let hi = starts.length - 1
+    if ((starts[hi] as number) <= seq) return hi
+    let lo = 0
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if ((starts[mid] as number) <= seq) lo = mid
+      else hi = mid - 1
+    }
+    return lo
+  }
+}
+
+/** A log built from whole events (a seed, or a store's unpacked rows). @internal */
+export function eventLogOf(events: readonly SessionEvent[]): EventLog {
+  const log = new EventLog()
+  for (const event of events) log.push(event)
+  return log
+}
+
+// The payload string of a chunk that the run's template rebuilds exactly (same keys, same order), else undefined.
+// Keys are walked with for…in (the enum cache of a frozen object: no key array per chunk).
+function packedPayload(run: CompactRun, chunk: StreamChunk): string | undefined {
+  if (chunk.type !== 'text-delta' && chunk.type !== 'reasoning-delta') return undefined
+  const t = run.template
+  if (t !== undefined && (t.type !== chunk.type || t.index !== chunk.index)) return undefined
+  let n = 0
+  for (const key in chunk) {
+    if (key !== (n === 0 ? 'type' : n === 1 ? 'index' : n === 2 ? 'text' : '')) return undefined
+    n++
+  }
+  if (n !== 3 || typeof chunk.text !== 'string' || !Number.isSafeInteger(chunk.index)) return undefined
+  run.template ??= { type: chunk.type, index: chunk.index }
+  return chunk.text
+}
