@@ -148,7 +148,7 @@ describe('LOOP-HARDENING property: random scripts × random failure injection', 
           settlesWithin(20_000, runScenario(steps, followups, faults, invariant)),
         ),
         // A fixed seed keeps CI's inputs the same from run to run; FAULT_PROPERTY_SEED explores others.
-        { numRuns: 50, seed: Number(process.env.FAULT_PROPERTY_SEED ?? 20261201) },
+        { numRuns: Number(process.env.FAULT_PROPERTY_RUNS ?? 50), seed: Number(process.env.FAULT_PROPERTY_SEED ?? 20261201) },
       )
       // About 3 s on a quiet 2-core machine; the bound leaves room for a heavily loaded one (timer-driven waits).
       // One retry: a rare scenario has hung in a full-suite run and not reproduced alone (under investigation).
