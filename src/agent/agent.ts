@@ -155,14 +155,23 @@ export class Agent {
 
   /**
    * Cancels the running turn (it ends `aborted` with the first cause) and, unless `keepInbox`, durably clears
-   * queued input — even when idle.
+   * queued input — even when idle. When the store refuses the clearing splice, the turn is still cancelled and
+   * the store's error is thrown (the input stays queued).
    */
   cancel(cause: CancelCause = { kind: 'user' }, options: { keepInbox?: boolean } = {}): void {
-    if (options.keepInbox !== true) {
-      this.inbox.clear()
-      if (this.#phase.kind === 'running') this.#phase.wakeRequested = false
+    const phase = this.#phase
+    if (options.keepInbox === true) {
+      if (phase.kind === 'running') phase.abort.abort(cause)
+      return
     }
-    if (this.#phase.kind === 'running') this.#phase.abort.abort(cause)
+    if (phase.kind === 'running') phase.wakeRequested = false
+    try {
+      this.inbox.clear()
+    } finally {
+      // The turn stops even when the inbox could not be cleared (the store refused the splice): that failure
+      // propagates to the caller, the queued input stays.
+      if (phase.kind === 'running') phase.abort.abort(cause)
+    }
   }
 
   /** Resolves when the driver is idle (never rejects for turn errors: they are in the log). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { MemoryStore, verifySessionLog, type SessionStore, type SessionWriter } from '../../src/index.js'
+import { HarnessError, MemoryStore, verifySessionLog, type SessionStore, type SessionWriter } from '../../src/index.js'
 import { loopFixture } from '../support/loop-fixture.js'
+import { faultyStore } from '../support/faults.js'
 
 /**
  * A memory store whose writers' flushes wait for `release()` once `hold()` was called: like a disk that is slow
@@ -142,6 +143,28 @@ describe('driver races at the end of a turn', () => {
     expect(f.turnEnds()).toEqual([{ kind: 'aborted', reason: { kind: 'user' } }])
     expect(f.model.requests).toHaveLength(1)
     expect(f.agent.inbox.nextTurn.map((m) => (m.content[0] as { text: string }).text)).toEqual(['two'])
+    await f.harness.close()
+  })
+
+  it('a cancel stops the turn even when the store refuses to clear the inbox (the failure reaches the caller)', async () => {
+    let failSplices = false
+    const store = faultyStore((event) => failSplices && event.type === 'agent/inbox/spliced')
+    const f = await loopFixture([{ hang: true }], { store })
+    const streaming = new Promise<void>((resolve) => {
+      f.harness.hooks.on('llm/stream', (request, next) => {
+        resolve()
+        return next()
+      })
+    })
+    f.agent.followup('one')
+    f.agent.followup('two')
+    await streaming
+    failSplices = true
+    expect(() => f.agent.cancel()).toThrow(HarnessError)
+    await f.agent.whenIdle()
+    expect(f.turnEnds()).toEqual([{ kind: 'aborted', reason: { kind: 'user' } }])
+    expect(f.agent.inbox.nextTurn).toHaveLength(1)
+    failSplices = false
     await f.harness.close()
   })
 })
