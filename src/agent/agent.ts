@@ -145,8 +145,9 @@ export class Agent {
 
   /**
    * Starts the queued next-turn input that no waking send will start: what a resumed session still holds in
-   * its log (a worker calls it after a takeover). No-op while running, when disposed, or with nothing queued
-   * for a new turn.
+   * its log (a worker calls it after a takeover). No-op when disposed or with nothing queued for a new turn.
+   * While running it starts nothing itself: a live driver takes the input, one that has already decided to stop
+   * is woken again once idle, a cancelled one is not.
    */
   wake(): void {
     if (this.#disposed !== undefined || this.inbox.nextTurn.length === 0) return
