@@ -56,7 +56,16 @@ export interface AgentContext {
 
 type Phase =
   | { readonly kind: 'idle'; readonly lastTurn: number }
-  | { kind: 'running'; abort: AbortController; turn: number; step: number; wakeRequested: boolean }
+  | {
+      kind: 'running'
+      abort: AbortController
+      turn: number
+      step: number
+      /** A waking send the driver will not see by itself: wake again once idle. */
+      wakeRequested: boolean
+      /** The driver has decided to stop (it reads the inbox no more): a waking send must wake it again. */
+      stopping: boolean
+    }
 
 type StepEnd = { readonly kind: 'completed' } | { readonly kind: 'max-tokens' } | null
 
@@ -136,8 +145,9 @@ export class Agent {
 
   /**
    * Starts the queued next-turn input that no waking send will start: what a resumed session still holds in
-   * its log (a worker calls it after a takeover). No-op while running, when disposed, or with nothing queued
-   * for a new turn.
+   * its log (a worker calls it after a takeover). No-op when disposed or with nothing queued for a new turn.
+   * While running it starts nothing itself: a live driver takes the input, one that has already decided to stop
+   * is woken again once idle, a cancelled one is not.
    */
   wake(): void {
     if (this.#disposed !== undefined || this.inbox.nextTurn.length === 0) return
@@ -146,14 +156,23 @@ export class Agent {
 
   /**
    * Cancels the running turn (it ends `aborted` with the first cause) and, unless `keepInbox`, durably clears
-   * queued input — even when idle.
+   * queued input — even when idle. When the store refuses the clearing splice, the turn is still cancelled and
+   * the store's error is thrown (the input stays queued).
    */
   cancel(cause: CancelCause = { kind: 'user' }, options: { keepInbox?: boolean } = {}): void {
-    if (options.keepInbox !== true) {
-      this.inbox.clear()
-      if (this.#phase.kind === 'running') this.#phase.wakeRequested = false
+    const phase = this.#phase
+    if (options.keepInbox === true) {
+      if (phase.kind === 'running') phase.abort.abort(cause)
+      return
     }
-    if (this.#phase.kind === 'running') this.#phase.abort.abort(cause)
+    if (phase.kind === 'running') phase.wakeRequested = false
+    try {
+      this.inbox.clear()
+    } finally {
+      // The turn stops even when the inbox could not be cleared (the store refused the splice): that failure
+      // propagates to the caller, the queued input stays.
+      if (phase.kind === 'running') phase.abort.abort(cause)
+    }
   }
 
   /** Resolves when the driver is idle (never rejects for turn errors: they are in the log). */
@@ -197,12 +216,14 @@ export class Agent {
   #wake(afterAbort = false): void {
     const phase = this.#phase
     if (phase.kind === 'running') {
-      // A live driver sees new work itself; only a dying one must be told to come back.
-      const reason = phase.abort.signal.reason as CancelCause | undefined
-      if (afterAbort && reason?.kind !== 'disposed') phase.wakeRequested = true
+      // A live driver sees new work itself; only a dying one, or one that has decided to stop, must be told to
+      // come back.
+      const signal = phase.abort.signal
+      const reason = signal.reason as CancelCause | undefined
+      if (signal.aborted ? afterAbort && reason?.kind !== 'disposed' : phase.stopping) phase.wakeRequested = true
       return
     }
-    this.#setPhase({ kind: 'running', abort: new AbortController(), turn: phase.lastTurn, step: 0, wakeRequested: false })
+    this.#setPhase({ kind: 'running', abort: new AbortController(), turn: phase.lastTurn, step: 0, wakeRequested: false, stopping: false })
     // The initiator scope is opt-in: on Node 20 an AsyncLocalStorage frame makes every promise in the process
     // pay for async hooks (measured: ~25% of a short step).
     this.#activity = this.#rt.initiatorScope === true ? runWithInitiator(this, () => this.#kick()) : this.#kick()
@@ -219,7 +240,8 @@ export class Agent {
       const phase = this.#phase
       if (phase.kind === 'running') {
         this.#setPhase({ kind: 'idle', lastTurn: phase.turn })
-        if (phase.wakeRequested && this.inbox.hasPending) this.#wake()
+        // Never after dispose: its cancel may find the turn already aborted (a user cancel, then a followup).
+        if (phase.wakeRequested && this.#disposed === undefined && this.inbox.hasPending) this.#wake()
       }
     }
   }
@@ -231,12 +253,12 @@ export class Agent {
     const turn = phase.turn + 1
     // A turn whose closers could not be written (the store failed) is still open in memory: close it as crash
     // repair would before anything new is written, or stop here with the failure reported.
-    if (!this.#closeStaleTurn(turn)) return false
+    if (!this.#closeStaleTurn(turn)) return this.#stop(phase)
     try {
       this.#append('turn/start', { turn })
     } catch (error) {
       this.#report(error, turn, 0)
-      return false
+      return this.#stop(phase)
     }
     phase.turn = turn
     const turnStartSeq = this.session.length - 1
@@ -250,13 +272,13 @@ export class Agent {
         const decision = await this.#preStep(target, turn, step, signal)
         if (decision.kind === 'reject') {
           turnEnds = { kind: 'blocked' }
-          return false
+          return this.#stop(phase)
         }
         // A turn that already has its outcome does not open an extra step for an emptied batch.
         if (turnEnds !== null && decision.messages.length === 0) break
         if (phase.step === 0 && decision.messages.length === 0) {
           turnEnds = { kind: 'completed' }
-          return false
+          return this.#stop(phase)
         }
         signal.throwIfAborted()
         this.#append('step/start', { turn, step })
@@ -276,6 +298,7 @@ export class Agent {
         target = 'next-step'
       }
     } catch (error) {
+      this.#stop(phase)
       if (signal.aborted) {
         turnEnds = { kind: 'aborted', reason: cancelCauseOf(signal.reason) }
       } else {
@@ -287,12 +310,23 @@ export class Agent {
       this.#closeTurn(turnStartSeq, turnEnds ?? { kind: 'completed' }, turn, phase.step)
       durable = await this.#flushReporting(turn, phase.step)
     }
-    if (!durable || !this.inbox.hasPending) return false
+    // A cancel that landed during the flush ends this activity too: a `keepInbox` one (dispose, a budget) must not
+    // be dropped with the controller below.
+    if (!durable || signal.aborted || !this.inbox.hasPending) return this.#stop(phase)
     // More queued work: a fresh activity segment (a latch on the old controller goes stale on purpose).
     phase.abort = new AbortController()
     phase.wakeRequested = false
     phase.step = 0
     return true
+  }
+
+  /**
+   * Marks the driver as stopping and returns false (for `#turn`): from here on it reads the inbox no more, so a
+   * waking send must request a new activity (see {@link #wake}) or it would sit queued with the agent idle.
+   */
+  #stop(phase: Extract<Phase, { kind: 'running' }>): false {
+    phase.stopping = true
+    return false
   }
 
   /**

@@ -60,16 +60,22 @@ export async function prepareToolCall(ctx: ToolStageContext, call: ToolCall, too
   return undefined
 }
 
-/** The `tools/approve` seam; `undefined` when allowed. */
+/**
+ * The `tools/approve` seam; `undefined` when allowed. A turn cancelled before the question (during
+ * `tools/pre-execute`) asks no one, and a cancel does not wait for the answer: an approver may wait for a person
+ * indefinitely, or listen for an abort that already happened, so the turn must not depend on it settling.
+ */
 async function approve(ctx: ToolStageContext, call: ToolCall, reason: string): Promise<ToolCallResult | undefined> {
+  if (ctx.signal.aborted) return abortedBeforeDispatch()
   let answer: unknown
   try {
-    answer = await ctx.hooks.waterfall(
+    const asked = ctx.hooks.waterfall(
       'tools/approve',
       { agent: ctx.agent, call, reason, signal: ctx.signal },
       () => ({ kind: 'deny' as const, reason: `${reason} (approval required, and no one can approve here)` }),
       ctx.agent.id,
     )
+    answer = await untilAborted(asked, ctx.signal)
   } catch (error) {
     // A prompt that rejects because the turn is being cancelled is the usual case: not a policy decision.
     if (ctx.signal.aborted) return abortedBeforeDispatch()
@@ -80,6 +86,18 @@ async function approve(ctx: ToolStageContext, call: ToolCall, reason: string): P
   if (kind === 'allow') return undefined
   const denial = (answer as { reason?: unknown } | undefined)?.reason
   return errorResult(kind === 'deny' && typeof denial === 'string' ? denial : `${reason} (no valid approval answer, so it was denied)`, 'TOOL_DENIED', 'ToolDeniedError')
+}
+
+/**
+ * Settles like `work`, or rejects with the signal's reason as soon as `signal` aborts, whichever comes first.
+ * A late settlement of the abandoned `work` is ignored (a rejection included).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }
 
 /**

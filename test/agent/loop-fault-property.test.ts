@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { z } from 'zod'
-import { defineTool, permissionPlugin, verifySessionLog, type ScriptStep, type SessionEvent } from '../../src/index.js'
+import { defineTool, permissionPlugin, verifySessionLog, type ScriptStep, type SessionEvent, type SessionStore, type SessionWriter } from '../../src/index.js'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
 import { faultyStore, openAiChatRuleProblem } from '../support/faults.js'
 
@@ -30,10 +30,19 @@ const VETOABLE = ['turn/start', 'step/start', 'user/message', 'assistant/chunk',
 const faultsArb = fc.record({
   preThrowOnCall: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
   postThrowOnCall: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
-  approver: fc.constantFrom('yes', 'throw', 'reject-on-abort', 'no'),
+  // 'never' ignores the signal and never answers: only the loop's own abort handling ends that question.
+  approver: fc.constantFrom('yes', 'throw', 'reject-on-abort', 'no', 'never', 'slow-yes'),
   veto: fc.option(fc.record({ type: fc.constantFrom(...VETOABLE), nth: fc.integer({ min: 1, max: 3 }) }), { nil: undefined }),
   storeFail: fc.option(fc.record({ type: fc.constantFrom(...VETOABLE), nth: fc.integer({ min: 1, max: 3 }) }), { nil: undefined }),
   cancelAtEvent: fc.option(fc.integer({ min: 2, max: 80 }), { nil: undefined }),
+  /** How the cancel at `cancelAtEvent` is scheduled; `keep` is a hook cancel that keeps the inbox (like a budget). */
+  cancelMode: fc.constantFrom('microtask', 'immediate', 'timeout', 'keep'),
+  /** A followup sent mid-run (from a microtask after that event): reaches the driver in whatever state it is. */
+  followupAtEvent: fc.option(fc.integer({ min: 2, max: 120 }), { nil: undefined }),
+  /** `harness.close()` mid-run (dispose racing a turn). */
+  closeAtEvent: fc.option(fc.integer({ min: 2, max: 120 }), { nil: undefined }),
+  /** Seeds the small random delays in the store's flush, the tool hooks and a slow approver. */
+  timing: fc.integer({ min: 1, max: 2 ** 30 }),
 })
 
 type Faults = typeof faultsArb extends fc.Arbitrary<infer T> ? T : never
@@ -61,36 +70,98 @@ const tools = [
   defineTool({ name: 'weird', description: 'returns output that is not JSON', parameters: z.object({}), execute: () => ({ content: 'w', meta: { n: 1n } }) as never }),
 ]
 
+/**
+ * A pause of random kind from a seeded generator: none, a microtask, a macrotask or a 0–2 ms timer. Moves the
+ * loop's await points against each other (a hang found under CPU load came from such an interleaving).
+ */
+function delays(seed: number): () => Promise<void> {
+  let state = seed
+  const next = (): number => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state / 2147483648
+  }
+  return async () => {
+    const r = next()
+    if (r < 0.4) return
+    if (r < 0.6) await Promise.resolve()
+    else if (r < 0.8) await new Promise((resolve) => setImmediate(resolve))
+    else await new Promise((resolve) => setTimeout(resolve, Math.floor(next() * 3)))
+  }
+}
+
+/** The store with a pause before every flush and close (a disk that is sometimes slow). */
+function slowed(store: SessionStore, delay: () => Promise<void>): SessionStore {
+  const wrap = (writer: SessionWriter): SessionWriter => ({
+    append: (event) => writer.append(event),
+    flush: async () => {
+      await delay()
+      await writer.flush()
+    },
+    close: async () => {
+      await delay()
+      await writer.close()
+    },
+  })
+  return {
+    ...store,
+    create: async (header, seed) => wrap(await store.create(header, seed)),
+    open: async (id) => {
+      const opened = await store.open(id)
+      return { ...opened, writer: wrap(opened.writer) }
+    },
+  }
+}
+
 async function runScenario(steps: ScriptStep[], followups: number, faults: Faults, invariant: boolean): Promise<void> {
+  const delay = delays(faults.timing)
+  // A prompt that closes on abort listens only for an abort still to come (as many do): the loop must not ask
+  // it for a turn already cancelled.
   const approver = async ({ signal }: { signal: AbortSignal }): Promise<'yes' | 'no'> => {
     if (faults.approver === 'yes' || faults.approver === 'no') return faults.approver
     if (faults.approver === 'throw') throw new Error('approver broke')
+    if (faults.approver === 'never') return new Promise(() => {})
+    if (faults.approver === 'slow-yes') {
+      await delay()
+      return 'yes'
+    }
     return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('prompt closed')), { once: true }))
   }
   const storeFails = once(faults.storeFail)
   const f = await loopFixture((_req, index) => steps[index % steps.length] as ScriptStep, {
     tools,
     invariant,
-    store: faultyStore(storeFails),
+    store: slowed(faultyStore(storeFails), delay),
     plugins: [permissionPlugin({ rules: { allow: ['echo', 'slow', 'weird', 'missing'], ask: ['guarded'] }, ask: approver })],
   })
   let preCalls = 0
   let postCalls = 0
   f.harness.hooks.on('tools/pre-execute', (_p, next) => {
     if (++preCalls === faults.preThrowOnCall) throw new Error('pre-execute broke')
-    return next()
+    return delay().then(() => next())
   })
   f.harness.hooks.on('tools/post-execute', (_p, next) => {
     if (++postCalls === faults.postThrowOnCall) throw new Error('post-execute broke')
-    return next()
+    return delay().then(() => next())
   })
   const vetoes = once(faults.veto)
   f.harness.hooks.on('session/validate', ({ event }) => {
     if (vetoes(event)) throw new Error(`vetoed ${event.type}`)
   })
   let published = 0
+  let closing: Promise<void> | undefined
+  const cancel = (): void => {
+    if (closing === undefined) f.agent.cancel()
+  }
   f.harness.hooks.on('session/event', () => {
-    if (++published === faults.cancelAtEvent) queueMicrotask(() => f.agent.cancel())
+    ++published
+    if (published === faults.cancelAtEvent) {
+      if (faults.cancelMode === 'microtask') queueMicrotask(cancel)
+      else if (faults.cancelMode === 'immediate') setImmediate(cancel)
+      else if (faults.cancelMode === 'timeout') setTimeout(cancel, 0)
+      else queueMicrotask(() => f.agent.cancel({ kind: 'hook', reason: 'keeps the inbox' }, { keepInbox: true }))
+    }
+    if (published === faults.followupAtEvent) queueMicrotask(() => closing === undefined && f.agent.followup('extra'))
+    if (published === faults.closeAtEvent) queueMicrotask(() => (closing ??= f.harness.close()))
   })
   // The loop has no built-in budget (policy lives in plugins): cap endless tool loops by cancelling.
   let stepsSeen = 0
@@ -99,20 +170,28 @@ async function runScenario(steps: ScriptStep[], followups: number, faults: Fault
     return next()
   })
 
-  for (let turn = 0; turn < followups; turn++) {
+  for (let turn = 0; turn < followups && closing === undefined; turn++) {
     f.agent.followup(`turn ${turn}`)
     // A hanging model or a pending approval only ends by cancel.
     for (let i = 0; i < 100 && f.agent.status === 'running'; i++) {
       await new Promise((r) => setTimeout(r, 1))
-      if (i % 10 === 9) f.agent.cancel()
+      if (i % 10 === 9) cancel()
     }
     await f.agent.whenIdle()
+    if (closing === undefined) checkLog(f.agent.session.events)
+  }
+  if (closing !== undefined) {
+    // Closed mid-run: the close settles, and what it left is a valid, balanced log.
+    await closing
     checkLog(f.agent.session.events)
+    return
   }
   for (const [i, request] of f.model.requests.entries()) {
     expect(openAiChatRuleProblem(request.messages), `request ${i}`).toBeUndefined()
   }
-  await f.harness.close()
+  // A cancel still scheduled (immediate, timeout) finds `closing` set and stays away from the closed session.
+  closing = f.harness.close()
+  await closing
 }
 
 function checkLog(events: readonly SessionEvent[]): void {
@@ -142,16 +221,18 @@ async function settlesWithin<T>(ms: number, work: Promise<T>): Promise<T> {
 
 describe('LOOP-HARDENING property: random scripts × random failure injection', () => {
   for (const invariant of [false, true]) {
-    it(`every tool call answered once, every turn closed once, every request valid for OpenAI (invariantPlugin ${invariant ? 'on' : 'off'})`, { timeout: 300_000, retry: 1 }, async () => {
+    it(`every tool call answered once, every turn closed once, every request valid for OpenAI (invariantPlugin ${invariant ? 'on' : 'off'})`, { timeout: 300_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 4 }), faultsArb, (steps, followups, faults) =>
           settlesWithin(20_000, runScenario(steps, followups, faults, invariant)),
         ),
         // A fixed seed keeps CI's inputs the same from run to run; FAULT_PROPERTY_SEED explores others.
-        { numRuns: 50, seed: Number(process.env.FAULT_PROPERTY_SEED ?? 20261201) },
+        { numRuns: Number(process.env.FAULT_PROPERTY_RUNS ?? 100), seed: Number(process.env.FAULT_PROPERTY_SEED ?? 20261201) },
       )
-      // About 3 s on a quiet 2-core machine; the bound leaves room for a heavily loaded one (timer-driven waits).
-      // One retry: a rare scenario has hung in a full-suite run and not reproduced alone (under investigation).
+      // A few seconds on a quiet 2-core machine; the bound leaves room for a heavily loaded one (timer-driven waits).
+      // FAULT_PROPERTY_RUNS runs more scenarios. The hang once seen under load (an approver asked for a turn
+      // already cancelled; approval-cancel.test.ts) showed within 1000 runs on 3 of 7 seeds, never within 50;
+      // the never-answering approver makes this seed find it within 100 (run 73).
     })
   }
 })
