@@ -1,11 +1,11 @@
-import { HarnessError, errorChain } from '../errors/harness-error.js'
+import { HarnessError } from '../errors/harness-error.js'
 import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
 import { deepFreeze, snapshotJson } from '../json/lossless.js'
 import { BlockAssembler } from '../llm/block-assembler.js'
 import { LlmError } from '../llm/llm-error.js'
 import { draftAssistantMessage, toUserMessage } from '../llm/messages.js'
 import type { LlmRegistry, PreparedCall } from '../llm/registry.js'
-import type { GenerateOptions, LlmCallConfig, LlmFailure, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
+import type { GenerateOptions, LlmCallConfig, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
 import type { CancelCause, SessionEvent, TurnEndReason } from '../session/events.js'
 import { interruptedTurnClosers, type CloserEvent } from '../session/repair.js'
 import { canonicalHeader, headerEquals, requestProposal } from '../session/request-header.js'
@@ -19,6 +19,7 @@ import { markLoopRequest } from './loop-request.js'
 import { joinContextSections, PromptRegistry, type PromptAssembly } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { executeToolCalls } from './tool-calls.js'
+import { cancelCauseOf, failureOf } from './turn-failure.js'
 
 /** Options of an agent (`harness.createAgent`). */
 export interface AgentOptions {
@@ -575,26 +576,5 @@ export class Agent {
 
   #report(error: unknown, turn: number, step: number): void {
     this.#rt.hooks.emit('agent/error', { agent: this, turn, step, error }, this.id)
-  }
-}
-
-/** The durable failure of a turn: an LlmError's failure verbatim, anything else UNKNOWN with its chain. */
-function failureOf(error: unknown): LlmFailure {
-  if (error instanceof LlmError) return error.failure
-  const code = error instanceof HarnessError ? error.code : 'UNKNOWN'
-  return { message: errorChain(error), code }
-}
-
-function cancelCauseOf(reason: unknown): CancelCause {
-  const r = reason as { kind?: unknown; reason?: unknown } | undefined
-  switch (r?.kind) {
-    case 'user':
-    case 'parent':
-    case 'disposed':
-      return { kind: r.kind }
-    case 'hook':
-      return { kind: 'hook', reason: typeof r.reason === 'string' ? r.reason : 'cancelled by a hook' }
-    default:
-      return { kind: 'user' }
   }
 }

@@ -95,10 +95,11 @@ describe('DeepSeek through the real loop (loopback server)', () => {
     expect(log).not.toContain(SENTINEL)
     expect(log).not.toContain('9f8e7d6c5b4a')
     await harness.close()
-    const files = readdirSync(dir)
+    // Every stored byte: the session logs and the session index beside them.
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name))
     expect(files.some((f) => f.endsWith('.jsonl'))).toBe(true)
     for (const file of files) {
-      const bytes = readFileSync(join(dir, file))
+      const bytes = readFileSync(file)
       expect(bytes.includes(SENTINEL)).toBe(false)
       expect(bytes.includes('9f8e7d6c5b4a')).toBe(false)
     }

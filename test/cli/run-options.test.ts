@@ -42,7 +42,8 @@ describe('request settings reach the wire', () => {
     expect(body.thinking).toEqual({ type: 'enabled' })
     expect(body.max_tokens).toBe(1234)
     expect(request?.headers['x-team']).toBe('infra-7f3a')
-    for (const name of readdirSync(join(home, 'sessions'))) expect(readFileSync(join(home, 'sessions', name), 'utf8')).not.toContain('infra-7f3a')
+    const stored = readdirSync(join(home, 'sessions'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+    for (const e of stored) expect(readFileSync(join(e.parentPath, e.name), 'utf8')).not.toContain('infra-7f3a')
   }, 60_000)
 
   it('a resumed session goes back to the base URL it ran against (and keeps provider and model)', async () => {

@@ -5,10 +5,8 @@ import { HarnessError } from '../../errors/harness-error.js'
 import type { SessionEvent } from '../../session/events.js'
 import type { SessionHeader } from '../../session/session.js'
 import { checkFlushDelay } from '../group-commit.js'
-import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.js'
+import { headerRecord, parseHeaderRecord } from '../session-file.js'
 import { checkSeed, checkSessionId } from '../stored-log.js'
-import { clipLine, TITLE_MAX } from '../session-digest.js'
-import { sessionList } from '../session-list.js'
 import type { SessionList, SessionListOptions, SessionStore, StoredSession } from '../types.js'
 import { answerApproval, askApproval, pendingApprovals, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
 import { decodeInboxRow, encodeInboxInput, type InboxInput, type InboxRow } from './inbox-input.js'
@@ -16,6 +14,7 @@ import { NotificationHub } from './notifications.js'
 import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBackend } from './postgres-writer.js'
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
 import { migrateSchema, storeTables, type StoreTables } from './schema.js'
+import { listSessions } from './session-listing.js'
 
 /** Options of {@link PostgresStore}. Give `connectionString` or `pool`. */
 export interface PostgresStoreOptions {
@@ -195,39 +194,7 @@ export class PostgresStore implements SessionStore {
    */
   async list(options: SessionListOptions = {}): Promise<SessionList> {
     await this.#ready
-    const search = (options.search ?? '').toLowerCase()
-    const where = search === '' ? '' : 'WHERE strpos(lower(coalesce(title, \'\')), $1) > 0 OR left(lower(id), length($1)) = $1'
-    const params: unknown[] = search === '' ? [] : [search]
-    const limit = options.limit === undefined ? null : Math.max(0, options.limit)
-    const offset = Math.max(0, options.offset ?? 0)
-    const found = await this.#pool.query<{ id: string; header: string; created_at: number; updated_at: number; title: string | null; total: string }>(
-      `SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at, title,
-              count(*) OVER () AS total
-       FROM ${this.tables.sessions} ${where} ORDER BY updated_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, limit, offset],
-    )
-    // A page past the end has no rows to carry the window count: count separately then.
-    const total =
-      found.rows.length > 0
-        ? Number(found.rows[0]?.total)
-        : Number((await this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.tables.sessions} ${where}`, params)).rows[0]?.n ?? 0)
-    return sessionList(
-      found.rows.map((r) => {
-        const base = {
-          id: r.id,
-          createdAt: r.created_at,
-          updatedAt: Math.round(r.updated_at),
-          ...(r.title !== null ? { title: clipLine(r.title, TITLE_MAX), firstPrompt: r.title } : {}),
-        }
-        try {
-          const header = parseHeaderRecord(r.header, r.id, this.#where(r.id, 'header'))
-          return { ...base, ...summaryLinks(header) }
-        } catch (error) {
-          return { ...base, problem: (error as Error).message }
-        }
-      }),
-      total,
-    )
+    return listSessions(this.#pool, this.tables, options, (id) => this.#where(id, 'header'))
   }
 
   /**

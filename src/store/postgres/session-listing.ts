@@ -1,0 +1,46 @@
+import type pg from 'pg'
+import { clipLine, TITLE_MAX } from '../session-digest.js'
+import { parseHeaderRecord, summaryLinks } from '../session-file.js'
+import { sessionList } from '../session-list.js'
+import type { SessionList, SessionListOptions } from '../types.js'
+import type { StoreTables } from './schema.js'
+
+/**
+ * One page of `PostgresStore.list`: sessions newest first from the `sessions` table (its `updated_at` index);
+ * `search` matches the stored title (the first prompt, clipped to 80 characters) or an id prefix.
+ * @param where - names a session's header in error messages (never the connection string)
+ */
+export async function listSessions(pool: pg.Pool, t: StoreTables, options: SessionListOptions, where: (id: string) => string): Promise<SessionList> {
+  const search = (options.search ?? '').toLowerCase()
+  const filter = search === '' ? '' : "WHERE strpos(lower(coalesce(title, '')), $1) > 0 OR left(lower(id), length($1)) = $1"
+  const params: unknown[] = search === '' ? [] : [search]
+  const limit = options.limit === undefined ? null : Math.max(0, options.limit)
+  const offset = Math.max(0, options.offset ?? 0)
+  const found = await pool.query<{ id: string; header: string; created_at: number; updated_at: number; title: string | null; total: string }>(
+    `SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at, title,
+            count(*) OVER () AS total
+     FROM ${t.sessions} ${filter} ORDER BY updated_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
+  )
+  // A page past the end has no rows to carry the window count: count separately then.
+  const total =
+    found.rows.length > 0
+      ? Number(found.rows[0]?.total)
+      : Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${t.sessions} ${filter}`, params)).rows[0]?.n ?? 0)
+  return sessionList(
+    found.rows.map((r) => {
+      const base = {
+        id: r.id,
+        createdAt: r.created_at,
+        updatedAt: Math.round(r.updated_at),
+        ...(r.title !== null ? { title: clipLine(r.title, TITLE_MAX), firstPrompt: r.title } : {}),
+      }
+      try {
+        return { ...base, ...summaryLinks(parseHeaderRecord(r.header, r.id, where(r.id))) }
+      } catch (error) {
+        return { ...base, problem: (error as Error).message }
+      }
+    }),
+    total,
+  )
+}
