@@ -148,6 +148,9 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
           log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork })
           throw error
         }
+        // An answer that comes after the turn was cancelled decides nothing: the loop has already answered the
+        // call (ABORTED_BEFORE_DISPATCH) and may have closed the turn, so nothing is remembered or logged.
+        if (signal.aborted) throw signal.reason
         const { answer, by } = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
         if (answer === 'always') {
           // `always` covers what was asked: the tool, the network, or both, for this agent's session.

@@ -77,10 +77,14 @@ describe('a cancelled turn never waits on an approver', () => {
     await question
     f.agent.cancel()
     await f.agent.whenIdle()
-    answer('yes')
+    const logged = f.agent.session.length
+    answer('always')
     await new Promise((resolve) => setImmediate(resolve))
     expect(ran).toEqual([])
     expect(f.agent.status).toBe('idle')
+    // The late answer decides nothing: no decision is logged after the closed turn, and nothing is remembered.
+    expect(f.agent.session.length).toBe(logged)
+    expect(f.ofType('permission/decision').map((e) => (e.data as { answer?: string }).answer)).not.toContain('always')
     await expectCancelledCleanly(f)
   })
 })
