@@ -84,3 +84,17 @@ it('chat: multi-line input, /model, /fork and /sessions', async () => {
   expect(headers[headers.length - 1]).toBe('other-model')
   expect(run.stdout).toContain(child?.header.id as string)
 })
+
+it('chat: /sessions shows the 20 newest and says how many there are in all', async () => {
+  const home = tempHome()
+  // 24 stored sessions made through the library (fast), then one chat session on top: 25 in all.
+  const store = new JsonlStore({ dir: join(home, 'sessions') })
+  for (let i = 0; i < 24; i++) await (await store.create({ version: 1, id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, createdAt: Date.now() })).close()
+  await store.close()
+  const script = join(home, 'chat.json')
+  writeFileSync(script, JSON.stringify([{ text: 'one' }]))
+  const run = await runCli(['chat', '--script', script, '--yes'], { env: cliEnv(home), input: 'hello\n/sessions\n/exit\n' })
+  expect(run.code).toBe(0)
+  expect(run.stdout).toContain('showing 20 of 25; ledgerloop sessions --all lists every one')
+  expect(run.stdout.match(/00000000-0000-4000-8000-0000000000\d\d/g)?.length).toBe(19)
+})

@@ -9,10 +9,12 @@ import { LineInput } from '../line-input.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { watchOutsideStops } from '../run-signals.js'
-import { styleFor } from '../style.js'
+import { styleFor, type Style } from '../style.js'
 import { lastTurnReason } from '../../views/turn-outcome.js'
+import type { SessionStore } from '../../store/types.js'
+import type { PricingCatalogue } from '../../views/cost.js'
 import { compactInChat } from './compact.js'
-import { listSessions, sessionsTable } from './sessions.js'
+import { listSessionsPage, sessionsTable } from './sessions.js'
 import { announce, openAgent, outputMode, removeScratch, reportTurnEnd } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 import { attachChat } from '../attach.js'
@@ -23,7 +25,7 @@ const HELP = [
   '/fork            continue in a copy of this session (the original stays as it is)',
   '/compact         summarise the older history now (the recent turns stay as they are)',
   '/model [name]    show or switch the model for the next requests',
-  '/sessions        list stored sessions',
+  '/sessions        list the 20 most recent sessions',
   '/exit            quit (so does Ctrl-D)',
 ].join('\n')
 
@@ -138,7 +140,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
         else if (command === '/help') notice(HELP)
         else if (command === '/cancel') notice('nothing is running')
         else if (command === '/compact') notice(await compactInChat(agent))
-        else if (command === '/sessions') notice(sessionsTable(await listSessions(prepared.store, pricing), style.dim).trimEnd())
+        else if (command === '/sessions') notice(await recentSessions(prepared.store, pricing, style))
         else if (command === '/model') {
           if (arg !== '') model = arg
           notice(`model: ${model}${arg !== '' ? ' (from the next request on)' : ''}`)
@@ -229,3 +231,13 @@ export function registerChat(program: Command, exit: { code: number }): void {
       exit.code = await chatCommand(flags)
     })
 }
+
+/** `/sessions`: the 20 newest sessions (only their logs are read), and how many there are in all. */
+async function recentSessions(store: SessionStore, pricing: PricingCatalogue, style: Style): Promise<string> {
+  const page = await listSessionsPage(store, pricing, { limit: CHAT_SESSIONS_SHOWN })
+  const table = sessionsTable(page.rows, style.dim).trimEnd()
+  const cut = page.total > page.rows.length ? `\n${style.dim(`showing ${page.rows.length} of ${page.total}; ledgerloop sessions --all lists every one`)}` : ''
+  return table + cut
+}
+
+const CHAT_SESSIONS_SHOWN = 20

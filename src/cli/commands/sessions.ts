@@ -50,10 +50,6 @@ export async function listSessionsPage(store: SessionStore, pricing: PricingCata
   return { rows, total: page.total ?? page.length, ...(listed.indexNote !== undefined ? { indexNote: listed.indexNote } : {}) }
 }
 
-/** Reads every stored session's summary, newest first (at most `limit`, when given). */
-export async function listSessions(store: SessionStore, pricing: PricingCatalogue, limit?: number): Promise<SessionRow[]> {
-  return (await listSessionsPage(store, pricing, limit !== undefined ? { limit } : {})).rows
-}
 
 async function sessionRow(store: SessionStore, pricing: PricingCatalogue, s: SessionSummary): Promise<SessionRow> {
   const base = {
