@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { HarnessError, MemoryStore, verifySessionLog, type SessionStore, type SessionWriter } from '../../src/index.js'
+import { HarnessError, verifySessionLog, type SessionWriter } from '../../src/index.js'
 import { loopFixture } from '../support/loop-fixture.js'
-import { faultyStore } from '../support/faults.js'
+import { faultyStore, wrappedStore } from '../support/faults.js'
 
 /**
  * A memory store whose writers' flushes wait for `release()` once `hold()` was called: like a disk that is slow
@@ -9,7 +9,6 @@ import { faultyStore } from '../support/faults.js'
  * flush starts.
  */
 function slowFlushStore() {
-  const inner = new MemoryStore()
   let held = false
   let started!: () => void
   let flushing = new Promise<void>((resolve) => (started = resolve))
@@ -27,17 +26,7 @@ function slowFlushStore() {
     },
     close: () => writer.close(),
   })
-  const store: SessionStore = {
-    create: async (header, seed) => wrap(await inner.create(header, seed)),
-    open: async (id) => {
-      const stored = await inner.open(id)
-      return { ...stored, writer: wrap(stored.writer) }
-    },
-    read: (id) => inner.read(id),
-    has: (id) => inner.has(id),
-    list: () => inner.list(),
-    close: () => inner.close(),
-  }
+  const store = wrappedStore(wrap)
   return {
     store,
     /** Holds the next flush until {@link release}. */

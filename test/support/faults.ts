@@ -1,32 +1,39 @@
-import { HarnessError, MemoryStore, type SessionEvent, type SessionStore } from '../../src/index.js'
+import { HarnessError, MemoryStore, type SessionEvent, type SessionStore, type SessionWriter } from '../../src/index.js'
 import type { Message } from '../../src/llm/types.js'
 
 /**
- * A MemoryStore whose writers refuse the appends `fails` picks (like a disk that cannot write): the append
- * throws, so the event never commits. `fails` sees every event offered to the store.
+ * A MemoryStore whose writers are replaced by `wrap(writer)`: the seam fault tests use to make a store slow or
+ * failing. `open` keeps the stored session's own (non-enumerable, lazy) fields by assigning the writer onto it.
  */
-export function faultyStore(fails: (event: SessionEvent) => boolean): SessionStore {
+export function wrappedStore(wrap: (writer: SessionWriter) => SessionWriter): SessionStore {
   const inner = new MemoryStore()
-  const wrap = <W extends { append(event: SessionEvent): void }>(writer: W): W =>
-    Object.assign(Object.create(Object.getPrototypeOf(writer) as object) as W, writer, {
-      append(event: SessionEvent) {
-        if (fails(event)) throw new HarnessError(`store write failed for seq ${event.seq} (${event.type})`, 'STORE_WRITE_FAILED')
-        writer.append(event)
-      },
-      flush: () => (writer as unknown as { flush(): Promise<void> }).flush(),
-      close: () => (writer as unknown as { close(): Promise<void> }).close(),
-    })
   return {
     create: async (header, seed) => wrap(await inner.create(header, seed)),
     open: async (id) => {
       const stored = await inner.open(id)
-      return { ...stored, writer: wrap(stored.writer) }
+      return Object.assign(stored, { writer: wrap(stored.writer) })
     },
     read: (id) => inner.read(id),
     has: (id) => inner.has(id),
-    list: () => inner.list(),
+    list: (options) => inner.list(options),
     close: () => inner.close(),
   }
+}
+
+/**
+ * A MemoryStore whose writers refuse the appends `fails` picks (like a disk that cannot write): the append
+ * throws, so the event never commits. `fails` sees every event offered to the store: the wrapped writer has no
+ * compact `appendChunk`, so streamed chunks arrive as events too.
+ */
+export function faultyStore(fails: (event: SessionEvent) => boolean): SessionStore {
+  return wrappedStore((writer) => ({
+    append(event: SessionEvent) {
+      if (fails(event)) throw new HarnessError(`store write failed for seq ${event.seq} (${event.type})`, 'STORE_WRITE_FAILED')
+      writer.append(event)
+    },
+    flush: () => writer.flush(),
+    close: () => writer.close(),
+  }))
 }
 
 /** Fails on the first `count` events that match, then lets everything through. */
