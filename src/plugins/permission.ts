@@ -98,20 +98,24 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
   const user = compile(options.rules ?? {})
   const defaults = compile(options.defaults ?? DEFAULT_PERMISSION_RULES)
   const remembered = new Map<string, Set<string>>() // agent id → tools (and `network`) allowed for the session
-  const pending = new Map<string, Array<Verdict['part']>>() // agent id + call id → what its question is about
   const judge = (part: Verdict['part'], tool: string, subject: string): Verdict => {
     const hit = match(user, tool, subject)
     const chosen = hit ?? match(defaults, tool, subject)
     return { part, decision: chosen?.decision ?? 'ask', by: hit !== undefined ? 'rule' : 'default', ...(chosen !== undefined ? { rule: chosen.rule } : {}) }
+  }
+  // The call's decision parts: the tool itself, plus the network for a bash call that asks for it.
+  const verdicts = (agentId: string, call: ToolCall, subject: string): Verdict[] => {
+    const memory = remembered.get(agentId)
+    const parts: Verdict[] = [memory?.has(call.name) === true ? { part: 'tool', decision: 'allow', by: 'remembered' } : judge('tool', call.name, subject)]
+    if (wantsNetwork(call)) parts.push(memory?.has(NETWORK) === true ? { part: 'network', decision: 'allow', by: 'remembered' } : judge('network', NETWORK, subject))
+    return parts
   }
   return {
     name: 'ledgerloop/permission',
     setup(hooks) {
       const offPre = hooks.on('tools/pre-execute', async ({ agent, call }, next) => {
         const subject = subjectOf(call)
-        const memory = remembered.get(agent.id)
-        const parts: Verdict[] = [memory?.has(call.name) === true ? { part: 'tool', decision: 'allow', by: 'remembered' } : judge('tool', call.name, subject)]
-        if (wantsNetwork(call)) parts.push(memory?.has(NETWORK) === true ? { part: 'network', decision: 'allow', by: 'remembered' } : judge('network', NETWORK, subject))
+        const parts = verdicts(agent.id, call, subject)
         const asksNetwork = parts.length > 1 ? { network: true as const } : {}
         const denied = parts.find((p) => p.decision === 'deny')
         if (denied !== undefined) {
@@ -126,14 +130,13 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
           log(agent.session, call, { decision: 'allow', by: decisive.by, ...ruleOf(decisive), ...asksNetwork })
           return next()
         }
-        pending.set(questionKey(agent.id, call.callId), asking.map((p) => p.part))
         const shown = `${call.name}${subject !== '' ? ` ${subject}` : ''}`
         return { kind: 'ask', reason: asking.some((p) => p.part === 'network') ? `${shown} asks for network access` : `${shown} needs approval` }
       })
       const offApprove = hooks.on('tools/approve', async ({ agent, call, reason, signal }) => {
-        const key = questionKey(agent.id, call.callId)
-        const asked = pending.get(key) ?? ['tool']
-        pending.delete(key)
+        // What the question is about, derived again from the rules (another plugin's `ask` counts as the tool's).
+        const asking = verdicts(agent.id, call, subjectOf(call)).filter((p) => p.decision === 'ask')
+        const asked = asking.length > 0 ? asking.map((p) => p.part) : ['tool']
         const asksNetwork = wantsNetwork(call) ? { network: true as const } : {}
         if (options.ask === undefined) {
           log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork })
@@ -183,10 +186,6 @@ interface Verdict {
 
 function ruleOf(verdict: Verdict): { rule?: string } {
   return verdict.rule !== undefined ? { rule: verdict.rule } : {}
-}
-
-function questionKey(agentId: string, callId: string): string {
-  return `${agentId}\u0000${callId}`
 }
 
 /** A `bash` call under the `'per-call'` network policy asking for the host network. */
