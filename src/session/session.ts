@@ -88,6 +88,25 @@ export interface SessionOptions {
 
 const ENVELOPE_KEYS = new Set(['type', 'seq', 'time', 'data', 'surfaceOp', 'sourceEventSeqs', 'ignorable'])
 
+/** What adopting a stored log ended with, kept by {@link validateStoredFold} for the Session that resumes it. */
+interface AdoptedFold {
+  /** The stored log's size when it was adopted (it must not have changed since). */
+  readonly length: number
+  readonly records: number
+  /** The event types the adoption accepted without `ignorable`. */
+  readonly known: ReadonlySet<string>
+  readonly log: EventLog
+  readonly surface: Surface
+  readonly header: RequestHeader | undefined
+  readonly context: { provider: string; model: string; contextWindow?: number } | undefined
+  readonly lastTurn: number
+  readonly openTurn: number | undefined
+}
+
+// Stored logs a store has validated, with the fold the validation built (taken over once, then dropped).
+const adoptedFolds = new WeakMap<EventLog, AdoptedFold>()
+let keepFold = false
+
 /**
  * An append-only session log with its incremental fold. The log is the only truth: the model-visible history
  * (`deriveMessages()`), the latest request header and the inbox are all folded from it.
@@ -97,8 +116,8 @@ export class Session {
   readonly id: string
   /** Storage metadata. */
   readonly header: SessionHeader
-  readonly #log = new EventLog()
-  readonly #surface = new Surface()
+  readonly #log: EventLog
+  readonly #surface: Surface
   #wiring: SessionWiring | undefined
   #publishing = false
   #eventsView: readonly SessionEvent[] | undefined
@@ -124,11 +143,27 @@ export class Session {
       ...options.header,
       id: this.id,
     })
-    if (options.seed !== undefined || options.log !== undefined) {
-      const known = options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
-      for (const record of options.log?.records ?? []) {
-        if (record instanceof CompactRun) this.#adoptRun(record, known)
-        else this.#adopt(record, known)
+    const stored = options.log
+    const known = options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
+    const fold = stored === undefined ? undefined : takeFold(stored, known)
+    this.#log = fold?.log ?? new EventLog()
+    this.#surface = fold?.surface ?? new Surface()
+    if (fold !== undefined) {
+      this.#header = fold.header
+      this.#context = fold.context
+      this.#lastTurn = fold.lastTurn
+      this.#openTurn = fold.openTurn
+    }
+    if (options.seed !== undefined || stored !== undefined) {
+      if (fold === undefined) {
+        for (const record of stored?.records ?? []) {
+          if (record instanceof CompactRun) this.#adoptRun(record, known)
+          else this.#adopt(record, known)
+        }
+      }
+      if (keepFold && stored !== undefined && options.seed === undefined) {
+        const [length, records] = [stored.length, stored.records.length]
+        adoptedFolds.set(stored, { length, records, known, log: this.#log, surface: this.#surface, header: this.#header, context: this.#context, lastTurn: this.#lastTurn, openTurn: this.#openTurn })
       }
       for (const event of options.seed ?? []) this.#adopt(event, known)
       const last = this.#log.typeAt(this.#log.length - 1)
@@ -386,6 +421,31 @@ export class Session {
         break
     }
   }
+}
+
+/**
+ * @internal Adopts a stored log into a throwaway Session, exactly as a Session built from it checks it
+ * (`validateStoredLog`), and keeps the fold that ends with: the next Session built from the same unchanged `log`
+ * (the harness's resume) takes it over instead of walking the log again, when it accepts every event type this
+ * one accepted. Taken once; a second Session from the same log walks it.
+ * @throws HarnessError `SESSION_CORRUPT` as the Session constructor
+ */
+export function validateStoredFold(options: SessionOptions & { readonly log: EventLog }): void {
+  keepFold = true
+  try {
+    new Session({ ...options, seed: undefined, endSeed: false, wiring: undefined })
+  } finally {
+    keepFold = false
+  }
+}
+
+function takeFold(log: EventLog, known: ReadonlySet<string>): AdoptedFold | undefined {
+  const fold = adoptedFolds.get(log)
+  if (fold === undefined) return undefined
+  adoptedFolds.delete(log)
+  if (fold.length !== log.length || fold.records !== log.records.length) return undefined
+  if (fold.known !== known) for (const type of fold.known) if (!known.has(type)) return undefined
+  return fold
 }
 
 function buildEvent(type: string, seq: number, data: JsonValue, options: AppendOptions | undefined): SessionEvent {

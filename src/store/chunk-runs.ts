@@ -188,9 +188,12 @@ export function decodeRecordInto(record: unknown, log: EventLog): number {
   return decoded.seq
 }
 
-// Deep-freezes a JSON.parse result: plain objects and arrays with own enumerable data properties only, so a
-// for…in walk is enough (deepFreeze's descriptor walk costs several times more on a big load).
-function freezeParsed<T>(value: T, depth = 0): T {
+/**
+ * Deep-freezes a JSON.parse result: plain objects and arrays with own enumerable data properties only, so a
+ * for…in walk is enough (deepFreeze's descriptor walk costs several times more on a big load).
+ * @internal
+ */
+export function freezeParsed<T>(value: T, depth = 0): T {
   if (typeof value !== 'object' || value === null) return value
   if (depth > 256) return deepFreeze(value) // iterative: no deep recursion on a pathological record
   if (Array.isArray(value)) {
@@ -202,7 +205,13 @@ function freezeParsed<T>(value: T, depth = 0): T {
   return Object.freeze(value)
 }
 
-function decodeCompact(record: unknown): SessionEvent | CompactRun {
+/**
+ * One parsed stored record checked: a packed row becomes a sealed {@link CompactRun}, any other object is
+ * returned as the (not yet frozen) event it is.
+ * @throws Error describing the defect (callers add the file and line)
+ * @internal
+ */
+export function decodeCompact(record: unknown): SessionEvent | CompactRun {
   if (!isRecord(record)) throw new Error('a record must be a JSON object')
   if (!Object.hasOwn(record, 'seq0')) {
     if (!Number.isSafeInteger(record.seq)) throw new Error('a stored event needs an integer seq')

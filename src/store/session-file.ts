@@ -1,8 +1,10 @@
+import { isAscii } from 'node:buffer'
 import { HarnessError } from '../errors/harness-error.js'
-import { EventLog } from '../session/event-log.js'
+import type { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
-import { decodeRecordInto, packChunkRuns } from './chunk-runs.js'
+import { packChunkRuns } from './chunk-runs.js'
+import { LogLoader } from './log-loader.js'
 import type { SessionSummary, TailRepair } from './types.js'
 
 /** Marks the first line of a session file (and tells it from any other JSONL). */
@@ -118,6 +120,8 @@ export interface ScannedSessionFile {
 }
 
 const NEWLINE = 0x0a
+/** A file is decoded a block of about this many bytes at a time (each block ends at a newline). */
+const BLOCK_BYTES = 1 << 20
 
 /**
  * Parses a whole session file. Only a damaged TAIL is repaired (in memory; the caller truncates the file when
@@ -131,37 +135,59 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
   if (headerEnd < 0) throw new HarnessError(`${path}:1: the header line is incomplete`, 'SESSION_CORRUPT')
   const header = parseHeaderRecord(bytes.toString('utf8', 0, headerEnd), expectedId, `${path}:1`)
   const lastNewline = bytes.lastIndexOf(NEWLINE)
-  // Decode the complete lines in one go: per-line Buffer slicing costs more than the parse on big files.
-  const lines = bytes.toString('utf8', headerEnd + 1, lastNewline + 1).split('\n')
-  lines.pop() // the empty string after the final newline
-  const log = new EventLog()
+  const loader = new LogLoader()
   const recordStarts: number[] = [] // first seq of each record, for locate()
   let firstDefect: { index: number; reason: string } | undefined
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 2
-    let record: unknown
-    try {
-      record = JSON.parse(lines[i] as string)
-    } catch {
-      record = undefined
+  let lines = 0 // complete record lines so far
+  // The complete lines are decoded a block at a time (no string of the whole file, no array of every line); a
+  // block is cut at a newline, so it decodes exactly as the whole would. An ASCII block (JSON.stringify writes
+  // ASCII for ASCII text) decodes as latin1, a plain copy, instead of through the UTF-8 decoder.
+  for (let start = headerEnd + 1; start <= lastNewline; ) {
+    let end = lastNewline
+    if (lastNewline - start > BLOCK_BYTES) {
+      end = bytes.lastIndexOf(NEWLINE, start + BLOCK_BYTES)
+      if (end < start) end = bytes.indexOf(NEWLINE, start + BLOCK_BYTES) // a line longer than a block
     }
-    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-      firstDefect ??= { index: i, reason: `line ${lineNo} is not a JSON record` }
-      continue
+    const text = bytes.toString(isAscii(bytes.subarray(start, end + 1)) ? 'latin1' : 'utf8', start, end + 1)
+    start = end + 1
+    for (let p = 0; p < text.length; ) {
+      const q = text.indexOf('\n', p)
+      const line = text.slice(p, q)
+      p = q + 1
+      const i = lines++
+      const lineNo = i + 2
+      const expected = loader.length
+      if (loader.addLine(line) !== undefined) {
+        if (firstDefect !== undefined) {
+          throw new HarnessError(`${path}:${firstDefect.index + 2}: ${firstDefect.reason}, and valid records follow it: the file is corrupt`, 'SESSION_CORRUPT')
+        }
+        recordStarts.push(expected)
+        continue
+      }
+      let record: unknown
+      try {
+        record = JSON.parse(line)
+      } catch {
+        record = undefined
+      }
+      if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+        firstDefect ??= { index: i, reason: `line ${lineNo} is not a JSON record` }
+        continue
+      }
+      if (firstDefect !== undefined) {
+        throw new HarnessError(`${path}:${firstDefect.index + 2}: ${firstDefect.reason}, and valid records follow it: the file is corrupt`, 'SESSION_CORRUPT')
+      }
+      let first: number
+      try {
+        first = loader.add(record)
+      } catch (error) {
+        throw new HarnessError(`${path}:${lineNo}: ${(error as Error).message}`, 'SESSION_CORRUPT')
+      }
+      if (first !== expected) throw new HarnessError(`${path}:${lineNo}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
+      recordStarts.push(expected)
     }
-    if (firstDefect !== undefined) {
-      throw new HarnessError(`${path}:${firstDefect.index + 2}: ${firstDefect.reason}, and valid records follow it: the file is corrupt`, 'SESSION_CORRUPT')
-    }
-    const expected = log.length
-    let first: number
-    try {
-      first = decodeRecordInto(record, log)
-    } catch (error) {
-      throw new HarnessError(`${path}:${lineNo}: ${(error as Error).message}`, 'SESSION_CORRUPT')
-    }
-    if (first !== expected) throw new HarnessError(`${path}:${lineNo}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
-    recordStarts.push(expected)
   }
+  const log = loader.finish()
   let tailRepair: TailRepair | undefined
   const tornBytes = bytes.length - (lastNewline + 1)
   let committedBytes = lastNewline + 1
@@ -169,7 +195,7 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
     committedBytes = offsetOfLine(bytes, headerEnd + 1, firstDefect.index)
     tailRepair = { line: firstDefect.index + 2, bytes: bytes.length - committedBytes, reason: `${firstDefect.reason} and nothing valid follows it (garbage tail)` }
   } else if (tornBytes > 0) {
-    tailRepair = { line: lines.length + 2, bytes: tornBytes, reason: `line ${lines.length + 2} has no newline (a write cut short)` }
+    tailRepair = { line: lines + 2, bytes: tornBytes, reason: `line ${lines + 2} has no newline (a write cut short)` }
   }
   const locate = (seq: number): string => {
     let lo = 0

@@ -2,15 +2,15 @@ import { closeSync, constants, lstatSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { HarnessError } from '../errors/harness-error.js'
-import { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
-import { decodeRecordInto, firstSeqOf, packChunkRuns, type StorageRecord } from './chunk-runs.js'
+import { firstSeqOf, packChunkRuns, type StorageRecord } from './chunk-runs.js'
 import { currentHolder, describeHolder, holderIsDead, parseHolder, type LockHolder } from './file-lock.js'
 import { checkPrivateFile } from './file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from './group-commit.js'
 import { clipLine, SessionDigest, TITLE_MAX } from './session-digest.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from './session-file.js'
+import { LogLoader } from './log-loader.js'
 import { sessionList } from './session-list.js'
 import { checkSeed, checkSessionId, storedSession, validateStoredLog } from './stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
@@ -331,14 +331,14 @@ export class SqliteStore implements SessionStore {
     if (row === undefined) throw notFound(id, this.path)
     const where = (seq: number): string => `${this.path} (session '${id}', row seq ${seq})`
     const header = parseHeaderRecord(row.header, id, `${this.path} (session '${id}' header)`)
-    const log = new EventLog()
+    const loader = new LogLoader()
     const rowStarts: number[] = []
-    // Rows are streamed (no array of every row) and packed rows decode straight into compact runs.
+    // Rows are streamed (no array of every row); packed rows and chunk rows decode straight into compact runs.
     for (const r of this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? ORDER BY seq').iterate(id) as IterableIterator<{ seq: number; line: string }>) {
-      const expected = log.length
+      const expected = loader.length
       let first: number
       try {
-        first = decodeRecordInto(JSON.parse(r.line), log)
+        first = loader.addLine(r.line) ?? loader.add(JSON.parse(r.line))
       } catch (error) {
         throw new HarnessError(`${where(r.seq)}: ${(error as Error).message}`, 'SESSION_CORRUPT')
       }
@@ -347,6 +347,7 @@ export class SqliteStore implements SessionStore {
       }
       rowStarts.push(r.seq)
     }
+    const log = loader.finish()
     const locate = (seq: number): string => where(rowStarts.filter((s) => s <= seq).pop() ?? 0)
     validateStoredLog(header, log, locate, this.#knownTypes)
     return storedSession(header, log)

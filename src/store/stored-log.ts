@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
 import { EventLog, eventLogOf } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
-import { Session, type SessionHeader } from '../session/session.js'
+import { validateStoredFold, type SessionHeader } from '../session/session.js'
 import type { StoredSession, TailRepair } from './types.js'
 
 /** What session ids a file or row may be named after: the Session's own rule, so no id can escape a path. */
@@ -28,7 +28,7 @@ export function checkSessionId(id: string): void {
 export function validateStoredLog(header: SessionHeader, events: EventLog | readonly SessionEvent[], locate: (seq: number) => string, knownTypes?: Iterable<string>): void {
   const log = events instanceof EventLog ? events : eventLogOf(events)
   try {
-    new Session({ id: header.id, header, log, ...(knownTypes !== undefined ? { knownTypes } : {}) })
+    validateStoredFold({ id: header.id, header, log, ...(knownTypes !== undefined ? { knownTypes } : {}) })
   } catch (error) {
     if (!(error instanceof HarnessError) || error.code !== 'SESSION_CORRUPT') throw error
     // The Session names the seq in its message ("… at seq N: …"); map it to where that event is stored.
