@@ -371,7 +371,8 @@ export class Session {
   #adopt(raw: SessionEvent, known: ReadonlySet<string>): void {
     const seq = this.#log.length
     if (typeof raw !== 'object' || raw === null) throw corrupt(seq, 'an event must be an object')
-    for (const key of Object.keys(raw)) if (!ENVELOPE_KEYS.has(key)) throw corrupt(seq, `unexpected envelope key '${key}'`)
+    // for…in over own keys (a JSON.parse result or frozen event: no inherited enumerable keys), no key array.
+    for (const key in raw) if (Object.hasOwn(raw, key) && !ENVELOPE_KEYS.has(key)) throw corrupt(seq, `unexpected envelope key '${key}'`)
     if (raw.seq !== seq) throw corrupt(seq, `seq ${String(raw.seq)} where ${seq} was expected`)
     if (typeof raw.type !== 'string' || raw.type === '') throw corrupt(seq, 'missing type')
     if (!Number.isSafeInteger(raw.time)) throw corrupt(seq, 'time must be an integer')

@@ -57,11 +57,12 @@ export class LogLoader {
    * Adds one stored line when it is a chunk event written as the loop writes it
    * (`{"type":"assistant/chunk","seq":…,"time":…,"data":{"turn":…,"step":…,"chunk":{…}}}`, plain integers, at
    * the next seq): only its chunk is parsed, and a chunk whose text was read before is that same frozen object.
-   * Such a line is a valid record that {@link add} would take the same way.
+   * A `step/start` or `step/end` line of the loop's exact shape is read without JSON.parse. Such a line is a
+   * valid record that {@link add} would take the same way.
    * @returns the line's seq, or undefined when the line is anything else (then parse it and call {@link add})
    */
   addLine(line: string): number | undefined {
-    if (!line.startsWith(CHUNK_PREFIX)) return undefined
+    if (!line.startsWith(CHUNK_PREFIX)) return line.startsWith(STEP_PREFIX) ? this.#addStep(line) : undefined
     let p = this.#integer(line, CHUNK_PREFIX.length)
     const seq = this.#number
     if (p < 0 || seq !== this.#length || !line.startsWith(',"time":', p)) return undefined
@@ -92,6 +93,31 @@ export class LogLoader {
     if (this.#items === undefined || this.#turn !== turn || this.#step !== step) this.#open(seq, turn, step, undefined, [], [])
     ;(this.#times as number[]).push(time)
     ;(this.#items as (string | StreamChunk)[]).push(chunk)
+    this.#length++
+    return seq
+  }
+
+  // `{"type":"step/start"|"step/end","seq":…,"time":…,"data":{"turn":…,"step":…}}` with plain integers: built
+  // as JSON.parse would build it, then frozen.
+  #addStep(line: string): number | undefined {
+    const type = line.startsWith('start"', STEP_PREFIX.length) ? 'step/start' : line.startsWith('end"', STEP_PREFIX.length) ? 'step/end' : undefined
+    if (type === undefined) return undefined
+    let p = STEP_PREFIX.length + type.length - 4
+    if (!line.startsWith(',"seq":', p)) return undefined
+    p = this.#integer(line, p + 7)
+    const seq = this.#number
+    if (p < 0 || seq !== this.#length || !line.startsWith(',"time":', p)) return undefined
+    p = this.#integer(line, p + 8)
+    const time = this.#number
+    if (p < 0 || !line.startsWith(',"data":{"turn":', p)) return undefined
+    p = this.#integer(line, p + 16)
+    const turn = this.#number
+    if (p < 0 || !line.startsWith(',"step":', p)) return undefined
+    p = this.#integer(line, p + 8)
+    const step = this.#number
+    if (p < 0 || p + 2 !== line.length || line.charCodeAt(p) !== CLOSE || line.charCodeAt(p + 1) !== CLOSE) return undefined
+    this.#close()
+    this.#log.push(Object.freeze({ type, seq, time, data: Object.freeze({ turn, step }) }) as unknown as SessionEvent)
     this.#length++
     return seq
   }
@@ -171,6 +197,7 @@ export class LogLoader {
 }
 
 const CHUNK_PREFIX = '{"type":"assistant/chunk","seq":'
+const STEP_PREFIX = '{"type":"step/'
 const CLOSE = 0x7d // }
 const ZERO = 0x30
 const NINE = 0x39

@@ -333,19 +333,21 @@ export class SqliteStore implements SessionStore {
     const header = parseHeaderRecord(row.header, id, `${this.path} (session '${id}' header)`)
     const loader = new LogLoader()
     const rowStarts: number[] = []
-    // Rows are streamed (no array of every row); packed rows and chunk rows decode straight into compact runs.
-    for (const r of this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? ORDER BY seq').iterate(id) as IterableIterator<{ seq: number; line: string }>) {
+    // Rows are streamed (no array of every row) as [seq, line] arrays (cheaper than a row object each); packed
+    // rows and chunk rows decode straight into compact runs.
+    const rows = this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? ORDER BY seq').raw(true).iterate(id) as IterableIterator<[number, string]>
+    for (const [seq, line] of rows) {
       const expected = loader.length
       let first: number
       try {
-        first = loader.addLine(r.line) ?? loader.add(JSON.parse(r.line))
+        first = loader.addLine(line) ?? loader.add(JSON.parse(line))
       } catch (error) {
-        throw new HarnessError(`${where(r.seq)}: ${(error as Error).message}`, 'SESSION_CORRUPT')
+        throw new HarnessError(`${where(seq)}: ${(error as Error).message}`, 'SESSION_CORRUPT')
       }
-      if (r.seq !== expected || first !== r.seq) {
-        throw new HarnessError(`${where(r.seq)}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
+      if (seq !== expected || first !== seq) {
+        throw new HarnessError(`${where(seq)}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
       }
-      rowStarts.push(r.seq)
+      rowStarts.push(seq)
     }
     const log = loader.finish()
     const locate = (seq: number): string => where(rowStarts.filter((s) => s <= seq).pop() ?? 0)
