@@ -1,3 +1,4 @@
+import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import type { StreamChunk } from './types.js'
 
 /**
@@ -13,4 +14,52 @@ function freezeTree(value: object): void {
   if (Object.isFrozen(value)) return
   Object.freeze(value)
   for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) freezeTree(child as object)
+}
+
+/**
+ * A deep-frozen chunk equal to `chunk`: the chunk itself when it is deep-frozen lossless JSON already, a copy
+ * otherwise, or `undefined` when it is not lossless JSON (the caller then takes the path that reports why).
+ * The copy walks plain objects with for…in (V8's enum cache: no key array per object, several times faster than
+ * the general snapshot's own-key walk, and chunks are most of what the loop logs). Hidden keys (non-enumerable,
+ * symbols) are not looked for: the copy holds the enumerable keys only, which is what JSON makes of the chunk
+ * either way. Arrays, unusual keys and deep trees go through the general snapshot.
+ * @internal
+ */
+export function frozenChunkCopy(chunk: StreamChunk): StreamChunk | undefined {
+  if (isDeepFrozenJson(chunk)) return chunk
+  const fast = copyPlain(chunk, 0)
+  if (fast !== undefined) return fast as unknown as StreamChunk
+  try {
+    return snapshotJsonFrozen(chunk) as unknown as StreamChunk
+  } catch {
+    return undefined
+  }
+}
+
+/** A frozen copy of plain JSON made of objects and scalars (each value read once), or undefined to take the general path. */
+function copyPlain(value: unknown, depth: number): JsonValue | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0) ? value : undefined
+    case 'object':
+      break
+    default:
+      return undefined
+  }
+  if (value === null) return null
+  if (depth > 8 || Array.isArray(value)) return undefined
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return undefined
+  const source = value as Record<string, unknown>
+  const out: Record<string, JsonValue> = {}
+  for (const key in source) {
+    if (key === '__proto__' || !Object.hasOwn(source, key)) return undefined
+    const item = copyPlain(source[key], depth + 1)
+    if (item === undefined) return undefined
+    out[key] = item
+  }
+  return Object.freeze(out)
 }

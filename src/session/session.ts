@@ -205,10 +205,11 @@ export class Session {
    * `append('assistant/chunk', …)`, kept compact in the log. No event object is built unless the wiring wants
    * one (a validate or event listener, or a store without `persistChunk`). Anything unusual (a chunk that is not
    * deep-frozen JSON, a re-entrant call) takes the ordinary `append` path, errors included.
+   * @param frozen - the caller vouches that `chunk` is deep-frozen lossless JSON (it just made it so): no walk
    * @returns the chunk's seq
    */
-  appendChunk(turn: number, step: number, chunk: StreamChunk): number {
-    if (this.#publishing || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !isDeepFrozenJson(chunk)) {
+  appendChunk(turn: number, step: number, chunk: StreamChunk, frozen = false): number {
+    if (this.#publishing || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !(frozen || isDeepFrozenJson(chunk))) {
       return this.#append('assistant/chunk', Object.freeze({ turn, step, chunk }), undefined, true).seq
     }
     const seq = this.#log.length
