@@ -27,13 +27,43 @@ function freezeTree(value: object): void {
  */
 export function frozenChunkCopy(chunk: StreamChunk): StreamChunk | undefined {
   if (isDeepFrozenJson(chunk)) return chunk
-  const fast = copyPlain(chunk, 0)
+  const fast = copyDelta(chunk) ?? copyPlain(chunk, 0)
   if (fast !== undefined) return fast as unknown as StreamChunk
   try {
     return snapshotJsonFrozen(chunk) as unknown as StreamChunk
   } catch {
     return undefined
   }
+}
+
+const TEXT_KEYS = ['type', 'index', 'text'] as const
+const BLOCK_START_KEYS = ['type', 'index', 'blockType'] as const
+
+/**
+ * The common chunks (text and reasoning deltas, block starts) with exactly their usual keys, copied into one
+ * object literal each (the same shape every time, no key-by-key build); anything else: undefined.
+ */
+function copyDelta(chunk: StreamChunk): StreamChunk | undefined {
+  if (typeof chunk !== 'object' || chunk === null || Object.getPrototypeOf(chunk) !== Object.prototype) return undefined
+  const type = chunk.type
+  const delta = type === 'text-delta' || type === 'reasoning-delta'
+  if (!(delta ? hasExactly(chunk, TEXT_KEYS) : type === 'block-start' && hasExactly(chunk, BLOCK_START_KEYS))) return undefined
+  const c = chunk as unknown as Record<string, unknown>
+  const index = c['index']
+  if (typeof index !== 'number' || !Number.isSafeInteger(index) || Object.is(index, -0)) return undefined
+  const value = c[delta ? 'text' : 'blockType']
+  if (typeof value !== 'string') return undefined
+  return (delta ? Object.freeze({ type, index, text: value }) : Object.freeze({ type, index, blockType: value })) as StreamChunk
+}
+
+/** True when `value`'s enumerable string keys are exactly `keys`, in that order (for…in: no key array). */
+function hasExactly(value: object, keys: readonly string[]): boolean {
+  let n = 0
+  for (const key in value) {
+    if (key !== keys[n]) return false
+    n++
+  }
+  return n === keys.length
 }
 
 /** A frozen copy of plain JSON made of objects and scalars (each value read once), or undefined to take the general path. */

@@ -1,5 +1,4 @@
 import { HarnessError } from '../errors/harness-error.js'
-import { deepFreeze } from '../json/lossless.js'
 import { LlmError, RETRYABLE_CODES, isLlmFailure, normalizeLlmFailure, sanitizeLlmFailure } from './llm-error.js'
 import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, RetryPolicy, StreamChunk } from './types.js'
 
@@ -133,7 +132,9 @@ export class LlmRegistry {
         defaults.reasoningEffort = true
       }
     }
-    const frozenConfig = deepFreeze(effective)
+    // Every field is a primitive but `stop`, a fresh copy: freezing the two is a deep freeze.
+    if (effective.stop !== undefined) Object.freeze(effective.stop)
+    const frozenConfig: LlmCallConfig = Object.freeze(effective)
     let used = false
     const claim = (request: GenerateOptions): LlmAdapter => {
       if (used) throw new HarnessError('a prepared call can be streamed once only', 'INVALID_PREPARED_CALL')
