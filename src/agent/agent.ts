@@ -3,7 +3,7 @@ import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
 import { snapshotJson } from '../json/lossless.js'
 import { BlockAssembler } from '../llm/block-assembler.js'
 import { LlmError } from '../llm/llm-error.js'
-import { frozenChunkCopy } from '../llm/freeze-chunk.js'
+import { frozenChunkCopy, takeTextDelta } from '../llm/freeze-chunk.js'
 import { draftAssistantMessage, toUserMessage } from '../llm/messages.js'
 import { pumpLoopStream, type LlmRegistry, type PreparedCall } from '../llm/registry.js'
 import type { GenerateOptions, LlmCallConfig, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
@@ -17,7 +17,7 @@ import type { LedgerHooks, PreStepDecision } from './hook-types.js'
 import { Inbox, type InboxTarget } from './inbox.js'
 import { runWithInitiator } from './initiator.js'
 import { markLoopRequest } from './loop-request.js'
-import { joinContextSections, PromptRegistry, type PromptAssembly } from './prompt.js'
+import { joinContextSections, PromptRegistry, PromptRenderCache, type PromptAssembly } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { executeToolCalls } from './tool-calls.js'
 import { cancelCauseOf, failureOf } from './turn-failure.js'
@@ -98,8 +98,8 @@ export class Agent {
   #phase: Phase
   #activity: Promise<void> = Promise.resolve()
   #headerLogged = false
-  /** The last text-only prompt rendering and what it was rendered from (see #assemble). */
-  #promptCache: { global: number; local: number; cwd: string; provider: string; model: string; assembly: PromptAssembly } | undefined
+  /** Renders the prompt for each step, reusing the last rendering while a text-only prompt is unchanged. */
+  readonly #prompts = new PromptRenderCache()
   #disposed: Promise<void> | undefined
 
   /** @internal Built by the harness (`createAgent` / `resumeAgent`). */
@@ -420,28 +420,8 @@ export class Agent {
   }
 
   #assemble(signal: AbortSignal): PromptAssembly {
-    const cwd = this.options.cwd ?? process.cwd()
-    const { provider, model } = this.options
-    const global = this.#rt.prompt
-    const local = this.ctx.prompt
-    // Text-only prompts render the same until a part, a variable or a built-in changes: reuse the last rendering.
-    const cached = this.#promptCache
-    if (
-      cached !== undefined &&
-      cached.global === global.revision &&
-      cached.local === local.revision &&
-      cached.cwd === cwd &&
-      cached.provider === provider &&
-      cached.model === model
-    ) {
-      return cached.assembly
-    }
-    const assembly = PromptRegistry.assemble([global, local], { agent: this, signal }, { cwd, provider, model })
-    this.#promptCache =
-      global.dynamic || local.dynamic
-        ? undefined
-        : { global: global.revision, local: local.revision, cwd, provider, model, assembly: Object.freeze({ system: assembly.system, contexts: Object.freeze(assembly.contexts) }) }
-    return assembly
+    const builtins = { cwd: this.options.cwd ?? process.cwd(), provider: this.options.provider, model: this.options.model }
+    return this.#prompts.assemble([this.#rt.prompt, this.ctx.prompt], { agent: this, signal }, builtins)
   }
 
   async #step(entered: EnteredStep, turn: number, step: number, signal: AbortSignal): Promise<StepEnd> {
@@ -451,8 +431,14 @@ export class Agent {
       const assembler = new BlockAssembler()
       const chunkSeqs: number[] = []
       try {
+        // Text deltas, most of a stream, go in as their parts: no chunk object, no copy.
+        const onText = (type: 'text-delta' | 'reasoning-delta', index: number, text: string): void => {
+          chunkSeqs.push(this.session.appendText(turn, step, type, index, text))
+          assembler.pushText(type, index, text)
+        }
         await pumpLoopStream(this.#rt.llm.openForLoop(request, prepared), signal, (streamed) => {
           signal.throwIfAborted()
+          if (takeTextDelta(streamed, onText)) return
           // The log and the assembler share one frozen chunk (a copy when the adapter yields unfrozen objects);
           // one that is not lossless JSON goes to the log as is, which refuses it with the reason.
           const copy = frozenChunkCopy(streamed)

@@ -141,3 +141,44 @@ function checkPart(name: string, part: PromptPart): PromptPart {
   }
   return part
 }
+
+/**
+ * Renders a stack of prompt layers before each step and keeps the last rendering while it cannot change: when
+ * every part and variable is text, it stays valid until a layer changes (its revision) or a built-in does.
+ * Function parts and variables are evaluated every step, so such prompts are never reused.
+ * @internal
+ */
+export class PromptRenderCache {
+  #last: { layers: readonly PromptRegistry[]; revisions: number[]; builtins: Readonly<Record<string, string>>; assembly: PromptAssembly } | undefined
+
+  /** The same as {@link PromptRegistry.assemble}, reused while it is known to render the same. */
+  assemble(layers: readonly PromptRegistry[], ctx: PromptContext, builtins: Readonly<Record<string, string>>): PromptAssembly {
+    const last = this.#last
+    if (last !== undefined && sameLayers(last, layers) && sameBuiltins(last.builtins, builtins)) return last.assembly
+    const assembly = PromptRegistry.assemble(layers, ctx, builtins)
+    this.#last = layers.some((l) => l.dynamic)
+      ? undefined
+      : {
+          layers: [...layers],
+          revisions: layers.map((l) => l.revision),
+          builtins: { ...builtins },
+          assembly: Object.freeze({ system: assembly.system, contexts: Object.freeze(assembly.contexts) }),
+        }
+    return assembly
+  }
+}
+
+function sameLayers(last: { layers: readonly PromptRegistry[]; revisions: number[] }, layers: readonly PromptRegistry[]): boolean {
+  if (last.layers.length !== layers.length) return false
+  for (let i = 0; i < layers.length; i++) if (last.layers[i] !== layers[i] || last.revisions[i] !== (layers[i] as PromptRegistry).revision) return false
+  return true
+}
+
+function sameBuiltins(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  let n = 0
+  for (const key in b) {
+    if (a[key] !== b[key]) return false
+    n++
+  }
+  return n === Object.keys(a).length
+}

@@ -93,3 +93,21 @@ function copyPlain(value: unknown, depth: number): JsonValue | undefined {
   }
   return Object.freeze(out)
 }
+
+/**
+ * @internal When `chunk` is a plain text or reasoning delta with exactly its usual keys (`type`, `index`, a safe
+ * integer, `text`, a string), calls `take` with its parts, each read once, and returns true; else false and
+ * nothing is read but its keys and type. The loop's way to log the most common chunk without copying it.
+ */
+export function takeTextDelta(chunk: StreamChunk, take: (type: 'text-delta' | 'reasoning-delta', index: number, text: string) => void): boolean {
+  if (typeof chunk !== 'object' || chunk === null || Object.getPrototypeOf(chunk) !== Object.prototype || !hasExactly(chunk, TEXT_KEYS)) return false
+  const c = chunk as unknown as Record<string, unknown>
+  const type = c['type']
+  if (type !== 'text-delta' && type !== 'reasoning-delta') return false
+  const index = c['index']
+  if (typeof index !== 'number' || !Number.isSafeInteger(index) || Object.is(index, -0)) return false
+  const text = c['text']
+  if (typeof text !== 'string') return false
+  take(type, index, text)
+  return true
+}

@@ -61,6 +61,8 @@ export interface SessionWiring {
    * absent, they see every chunk.
    */
   wantsChunkEvents?(): boolean
+  /** Compact persistence of a text or reasoning delta given as its parts (else `persistChunk` gets the chunk). */
+  persistText?(session: Session, seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void
 }
 
 /** Options of {@link Session}. */
@@ -233,6 +235,28 @@ export class Session {
         this.#publishing = false
       }
     }
+    return seq
+  }
+
+  /**
+   * @internal The loop's text or reasoning delta, given as its parts (`{type, index, text}`): the same event as
+   * {@link appendChunk} of that chunk, but on the compact path no chunk object is made at all (the log and a
+   * store with `appendText` keep the bare text). Falls back to {@link appendChunk} whenever an event is wanted.
+   * @returns the chunk's seq
+   */
+  appendText(turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): number {
+    const wiring = this.#wiring
+    const shown = wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
+    if (this.#publishing || shown || wiring?.persistChunk === undefined || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
+      return this.appendChunk(turn, step, Object.freeze({ type, index, text }), true)
+    }
+    const seq = this.#log.length
+    const time = Date.now()
+    if (wiring.persistText !== undefined) wiring.persistText(this, seq, time, turn, step, type, index, text)
+    else wiring.persistChunk(this, seq, time, turn, step, Object.freeze({ type, index, text }))
+    this.#log.pushText(time, turn, step, type, index, text)
+    this.#surface.advance(1)
+    this.#eventsView = undefined
     return seq
   }
 
