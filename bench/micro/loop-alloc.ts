@@ -11,6 +11,8 @@
  *
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/micro/loop-alloc.ts --lib dist/index.js --cpu 10
  *
+ * `--jsonl DIR` runs on a JSONL store in DIR (fsync per tool call and turn end) instead of the memory store.
+ *
  * `--plain` builds every chunk unfrozen as it is yielded (the bench's verdict-row model) instead of replaying
  * prebuilt frozen ones.
  *
@@ -37,7 +39,7 @@ interface Profile {
 }
 
 const { values } = parseArgs({
-  options: { plain: { type: 'boolean', default: false }, lib: { type: 'string', default: 'dist/index.js' }, steps: { type: 'string', default: '1000' }, top: { type: 'string', default: '15' }, out: { type: 'string' }, cpu: { type: 'string' }, retained: { type: 'boolean', default: false } },
+  options: { plain: { type: 'boolean', default: false }, jsonl: { type: 'string' }, lib: { type: 'string', default: 'dist/index.js' }, steps: { type: 'string', default: '1000' }, top: { type: 'string', default: '15' }, out: { type: 'string' }, cpu: { type: 'string' }, retained: { type: 'boolean', default: false } },
 })
 const steps = Number(values.steps)
 const lib = (await import(pathToFileURL(isAbsolute(values.lib) ? values.lib : join(process.cwd(), values.lib)).href)) as Lib
@@ -79,7 +81,7 @@ function model(n: number): LlmAdapter & { calls: number } {
 async function once(n: number, around?: { start(): Promise<void>; stop(): Promise<void> }, beforeClose?: () => void): Promise<void> {
   const noop = lib.defineTool({ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, execute: () => 'ok' })
   const m = model(n)
-  const harness = lib.createHarness({ adapters: [m], tools: [noop] })
+  const harness = lib.createHarness({ adapters: [m], tools: [noop], ...(values.jsonl !== undefined ? { store: new lib.JsonlStore({ dir: values.jsonl }) } : {}) })
   const agent = await harness.createAgent({ provider: 'bench', model: 'b' })
   await around?.start()
   agent.followup('go')
