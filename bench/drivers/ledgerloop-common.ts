@@ -14,12 +14,15 @@ export type StoreKind = 'memory' | 'jsonl' | 'sqlite'
  * - `replay`: the model is `scriptedAdapter` (prebuilt frozen chunks replayed without a generator: the fast
  *   path); without it the model is a plain `async *` generator that builds each chunk as it goes, as a real
  *   adapter (and every peer's test double) does.
+ * - `queue`: the eager double (see `queueAdapter`): chunks built fresh per request, served without a generator,
+ *   as pi's double pushes its events before its loop reads them.
  * - `scope`: `createHarness({ initiatorScope: true })` (an AsyncLocalStorage frame around every agent's work).
  * - `interval`: `new JsonlStore({ dir, fsync: 'interval' })` (batched writes without an fsync per step).
  */
 export interface LedgerVariant {
   readonly store: StoreKind
   readonly replay: boolean
+  readonly queue: boolean
   readonly scope: boolean
   readonly interval: boolean
 }
@@ -27,10 +30,10 @@ export interface LedgerVariant {
 export function parseVariant(variant: string): LedgerVariant {
   const [store = '', ...flags] = variant.split('+')
   if (store !== 'memory' && store !== 'jsonl' && store !== 'sqlite') throw new Error(`unknown ledgerloop store '${store}'`)
-  const known = new Set(['replay', 'scope', 'interval'])
+  const known = new Set(['replay', 'queue', 'scope', 'interval'])
   for (const flag of flags) if (!known.has(flag)) throw new Error(`unknown ledgerloop flag '${flag}' in '${variant}'`)
   if (flags.includes('interval') && store !== 'jsonl') throw new Error(`'interval' needs the jsonl store ('${variant}')`)
-  return { store, replay: flags.includes('replay'), scope: flags.includes('scope'), interval: flags.includes('interval') }
+  return { store, replay: flags.includes('replay'), queue: flags.includes('queue'), scope: flags.includes('scope'), interval: flags.includes('interval') }
 }
 
 /** Thrown when the build at hand has no `fsync: 'interval'` mode: the runner reports the row "not available". */
@@ -98,6 +101,41 @@ export function plainAdapter(provider: string, workload: () => Workload): LlmAda
   }
 }
 
+/**
+ * The eager double (`+queue`): every chunk of the step built fresh (unfrozen) when the request arrives, then
+ * served from that array by a plain async iterator, one resolved promise per chunk: the shape of pi's own
+ * double (events pushed into its stream before the loop reads them), for the like-for-like pi comparison.
+ */
+export function queueAdapter(provider: string, workload: () => Workload): LlmAdapter {
+  return {
+    provider,
+    stream(request: GenerateOptions): AsyncIterable<StreamChunk> {
+      const plan = workload().beginStep(request.messages.length)
+      const chunks: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }]
+      let text = ''
+      for (const delta of plan.chunks) {
+        text += delta
+        chunks.push({ type: 'text-delta', index: 0, text: delta })
+      }
+      chunks.push({ type: 'block-end', index: 0, block: { type: 'text', text } })
+      const call = plan.toolCall
+      if (call) {
+        chunks.push({ type: 'block-start', index: 1, blockType: 'tool-call' })
+        chunks.push({ type: 'tool-call-delta', index: 1, id: call.id, name: call.name, argumentsDelta: call.argumentsJson })
+        chunks.push({ type: 'block-end', index: 1, block: { type: 'tool-call', id: call.id, name: call.name, arguments: call.argumentsJson } })
+      }
+      chunks.push({ type: 'usage', usage: { ...USAGE } })
+      chunks.push({ type: 'finish', reason: { kind: call ? 'tool-calls' : 'stop' } })
+      let i = 0
+      const iterator: AsyncIterableIterator<StreamChunk> = {
+        [Symbol.asyncIterator]: () => iterator,
+        next: () => Promise.resolve(i < chunks.length ? { done: false, value: chunks[i++] as StreamChunk } : { done: true, value: undefined }),
+      }
+      return iterator
+    },
+  }
+}
+
 /** The fast path: `scriptedAdapter` replaying the step's chunks, prebuilt and frozen, without a generator. */
 function replayAdapter(workload: () => Workload): LlmAdapter {
   return scriptedAdapter({
@@ -122,7 +160,7 @@ export async function openHarness(variant: LedgerVariant, dir: string): Promise<
     if (!state.current) throw new Error('no current workload')
     return state.current
   }
-  const adapter = variant.replay ? replayAdapter(workload) : plainAdapter('scripted', workload)
+  const adapter = variant.replay ? replayAdapter(workload) : variant.queue ? queueAdapter('scripted', workload) : plainAdapter('scripted', workload)
   const bump = defineTool({
     name: TOOL_NAME,
     description: TOOL_DESCRIPTION,

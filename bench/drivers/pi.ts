@@ -9,6 +9,7 @@ import {
   type Model,
   type Usage,
 } from '@mariozechner/pi-ai'
+type PiEvent = Parameters<ReturnType<typeof createAssistantMessageEventStream>['push']>[0]
 import type { CreateDriver } from '../src/driver.ts'
 import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, type Workload } from '../src/workload.ts'
 
@@ -32,7 +33,10 @@ function usage(): Usage {
   }
 }
 
-/** A streamFn that plays the workload: text deltas, then one tool call, on one mutable partial message. */
+/**
+ * A streamFn that plays the workload: text deltas, then one tool call, on one mutable partial message. Every
+ * event is pushed before the stream is returned (an eager queue).
+ */
 function scriptedStream(workload: Workload) {
   return (m: Model<any>, context: Context) => {
     const plan = workload.beginStep(context.messages.length)
@@ -65,7 +69,50 @@ function scriptedStream(workload: Workload) {
   }
 }
 
-export const createDriver: CreateDriver = async () => ({
+/**
+ * The same step from an `async *` generator that a pump pushes into the stream as it yields (the `async`
+ * variant): how pi-ai's own providers feed the stream from a network response, and the shape of ledgerloop's
+ * plain double (an `async *` adapter building each chunk as it goes), so the two pay for one generator each.
+ */
+function generatedStream(workload: Workload) {
+  return (m: Model<any>, context: Context) => {
+    const stream = createAssistantMessageEventStream()
+    void (async () => {
+      for await (const event of stepEvents(m, context, workload)) stream.push(event)
+      stream.end()
+    })()
+    return stream
+  }
+}
+
+async function* stepEvents(m: Model<any>, context: Context, workload: Workload): AsyncGenerator<PiEvent> {
+  const plan = workload.beginStep(context.messages.length)
+  const partial: AssistantMessage = {
+    role: 'assistant', content: [], api: m.api, provider: m.provider, model: m.id,
+    usage: usage(), stopReason: plan.toolCall ? 'toolUse' : 'stop', timestamp: Date.now(),
+  }
+  yield { type: 'start', partial }
+  const text = { type: 'text' as const, text: '' }
+  partial.content.push(text)
+  yield { type: 'text_start', contentIndex: 0, partial }
+  for (const delta of plan.chunks) {
+    text.text += delta
+    yield { type: 'text_delta', contentIndex: 0, delta, partial }
+  }
+  yield { type: 'text_end', contentIndex: 0, content: text.text, partial }
+  const call = plan.toolCall
+  if (call) {
+    const toolCall = { type: 'toolCall' as const, id: call.id, name: call.name, arguments: {} as Record<string, unknown> }
+    partial.content.push(toolCall)
+    yield { type: 'toolcall_start', contentIndex: 1, partial }
+    yield { type: 'toolcall_delta', contentIndex: 1, delta: call.argumentsJson, partial }
+    toolCall.arguments = JSON.parse(call.argumentsJson) as Record<string, unknown>
+    yield { type: 'toolcall_end', contentIndex: 1, toolCall, partial }
+  }
+  yield { type: 'done', reason: plan.toolCall ? 'toolUse' : 'stop', message: partial }
+}
+
+export const createDriver: CreateDriver = async (variant) => ({
   async prepare(workload) {
     const bump: AgentTool<any> = {
       name: TOOL_NAME,
@@ -78,7 +125,7 @@ export const createDriver: CreateDriver = async () => ({
     }
     const agent = new Agent({
       initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: [bump], messages: [] },
-      streamFn: scriptedStream(workload),
+      streamFn: variant === 'async' ? generatedStream(workload) : scriptedStream(workload),
       toolExecution: 'sequential',
     })
     return {

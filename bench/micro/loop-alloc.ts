@@ -11,6 +11,11 @@
  *
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/micro/loop-alloc.ts --lib dist/index.js --cpu 10
  *
+ * `--jsonl DIR` runs on a JSONL store in DIR (fsync per tool call and turn end) instead of the memory store.
+ *
+ * `--plain` builds every chunk unfrozen as it is yielded (the bench's verdict-row model) instead of replaying
+ * prebuilt frozen ones.
+ *
  * `--retained` (with `node --expose-gc`) prints the heap the finished turn keeps alive per step (session log,
  * store, history), measured after a full GC with the harness still open.
  */
@@ -34,7 +39,7 @@ interface Profile {
 }
 
 const { values } = parseArgs({
-  options: { lib: { type: 'string', default: 'dist/index.js' }, steps: { type: 'string', default: '1000' }, top: { type: 'string', default: '15' }, out: { type: 'string' }, cpu: { type: 'string' }, retained: { type: 'boolean', default: false } },
+  options: { plain: { type: 'boolean', default: false }, jsonl: { type: 'string' }, lib: { type: 'string', default: 'dist/index.js' }, steps: { type: 'string', default: '1000' }, top: { type: 'string', default: '15' }, out: { type: 'string' }, cpu: { type: 'string' }, retained: { type: 'boolean', default: false } },
 })
 const steps = Number(values.steps)
 const lib = (await import(pathToFileURL(isAbsolute(values.lib) ? values.lib : join(process.cwd(), values.lib)).href)) as Lib
@@ -48,7 +53,26 @@ function model(n: number): LlmAdapter & { calls: number } {
     calls: 0,
     async *stream(_request: GenerateOptions): AsyncGenerator<StreamChunk> {
       const call = ++adapter.calls
-      for (const c of call < n ? toolStep : lastStep) yield c.type === 'tool-call-delta' ? { ...c, id: `call_${call}` } : c
+      if (!values.plain) {
+        for (const c of call < n ? toolStep : lastStep) yield c.type === 'tool-call-delta' ? { ...c, id: `call_${call}` } : c
+        return
+      }
+      // --plain: every chunk built as it is yielded, nothing frozen (the bench's verdict-row model).
+      yield { type: 'block-start', index: 0, blockType: 'text' }
+      let text = ''
+      for (let i = 0; i < K; i++) {
+        text += `tok${i} `
+        yield { type: 'text-delta', index: 0, text: `tok${i} ` }
+      }
+      yield { type: 'block-end', index: 0, block: { type: 'text', text } }
+      if (call < n) {
+        const id = `call_${call}`
+        yield { type: 'block-start', index: 1, blockType: 'tool-call' }
+        yield { type: 'tool-call-delta', index: 1, id, name: 'noop', argumentsDelta: '{"n":1}' }
+        yield { type: 'block-end', index: 1, block: { type: 'tool-call', id, name: 'noop', arguments: '{"n":1}' } }
+      }
+      yield { type: 'usage', usage: { inputTokens: 10, outputTokens: 5 } }
+      yield { type: 'finish', reason: { kind: call < n ? 'tool-calls' : 'stop' } }
     },
   }
   return adapter
@@ -57,7 +81,7 @@ function model(n: number): LlmAdapter & { calls: number } {
 async function once(n: number, around?: { start(): Promise<void>; stop(): Promise<void> }, beforeClose?: () => void): Promise<void> {
   const noop = lib.defineTool({ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, execute: () => 'ok' })
   const m = model(n)
-  const harness = lib.createHarness({ adapters: [m], tools: [noop] })
+  const harness = lib.createHarness({ adapters: [m], tools: [noop], ...(values.jsonl !== undefined ? { store: new lib.JsonlStore({ dir: values.jsonl }) } : {}) })
   const agent = await harness.createAgent({ provider: 'bench', model: 'b' })
   await around?.start()
   agent.followup('go')

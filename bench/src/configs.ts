@@ -52,12 +52,14 @@ function built(source: string): string {
 export const CONFIGS: readonly BenchConfig[] = [
   { id: 'ledgerloop-memory', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'memory', runtime: 'node20', store: 'memory; plain async* model (verdict row)' },
   { id: 'ledgerloop-memory-replay', label: 'ledgerloop (fast path)', group: 'ledgerloop', driver: built(L), variant: 'memory+replay', runtime: 'node20', store: 'memory; scriptedAdapter replaying prebuilt frozen chunks' },
+  { id: 'ledgerloop-memory-queue', label: 'ledgerloop (eager double)', group: 'ledgerloop', driver: built(L), variant: 'memory+queue', runtime: 'node20', store: "memory; eager double: chunks built per request, served without a generator (pi's double's shape)" },
   { id: 'ledgerloop-memory-scope', label: 'ledgerloop (initiatorScope)', group: 'ledgerloop', driver: built(L), variant: 'memory+scope', runtime: 'node20', store: 'memory; plain model; initiatorScope: true' },
   { id: 'ledgerloop-jsonl', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'jsonl', runtime: 'node20', store: 'JSONL, fsync before tool body + turn end; plain model (verdict row)', durable: true },
   { id: 'ledgerloop-jsonl-replay', label: 'ledgerloop (fast path)', group: 'ledgerloop', driver: built(L), variant: 'jsonl+replay', runtime: 'node20', store: 'JSONL, fsync before tool body + turn end; scriptedAdapter', durable: true },
   { id: 'ledgerloop-jsonl-interval', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'jsonl+interval', runtime: 'node20', store: "JSONL, fsync: 'interval' (batched, no fsync per step); plain model", durable: true },
   { id: 'ledgerloop-sqlite', label: 'ledgerloop', group: 'ledgerloop', driver: built(L), variant: 'sqlite', runtime: 'node20', store: 'SQLite; plain model', durable: true },
   { id: 'pi', label: 'pi (pi-agent-core)', group: 'peer', driver: built('drivers/pi.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: '@mariozechner/pi-agent-core' },
+  { id: 'pi-async', label: 'pi (pi-agent-core)', group: 'peer', driver: built('drivers/pi.ts'), variant: 'async', runtime: 'node20', store: "memory; events from an async* generator pumped into its stream (ledgerloop's plain double's shape)", versionOf: '@mariozechner/pi-agent-core' },
   { id: 'ai-sdk', label: 'Vercel AI SDK (streamText)', group: 'peer', driver: built('drivers/ai-sdk.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: 'ai' },
   { id: 'openai-agents', label: 'OpenAI Agents SDK', group: 'peer', driver: built('drivers/openai-agents.ts'), variant: '', runtime: 'node20', store: 'memory', versionOf: '@openai/agents' },
   { id: 'langgraph', label: 'LangGraph ReAct agent', group: 'peer', driver: built('drivers/langgraph.ts'), variant: '', runtime: 'node20', store: 'MemorySaver checkpointer', versionOf: '@langchain/langgraph' },
@@ -78,8 +80,11 @@ export const CONFIGS: readonly BenchConfig[] = [
  * the other rows run in the first `peripheralRounds` rounds only (and yield to the time budget).
  */
 export const CHAINS: readonly (readonly string[])[] = [
-  // fast path vs pi, pi vs the plain verdict row, plain vs initiatorScope
-  ['ledgerloop-memory-replay', 'pi', 'ledgerloop-memory', 'ledgerloop-memory-scope'],
+  // Like for like with pi, one chain per double shape: pi's eager double against ledgerloop's eager one (and
+  // the fast path); both async* generators (pi's pumped into its stream, as its providers do), then
+  // initiatorScope against the plain row.
+  ['ledgerloop-memory-replay', 'pi', 'ledgerloop-memory-queue'],
+  ['pi-async', 'ledgerloop-memory', 'ledgerloop-memory-scope'],
   // fast path vs floor, floor vs the durable verdict row, that vs the original, the original vs 'interval'
   ['ledgerloop-jsonl-replay', 'floor-fsync-tool-turn', 'ledgerloop-jsonl', 'dsh-jsonl', 'ledgerloop-jsonl-interval'],
 ]
@@ -92,6 +97,8 @@ export interface Pairing {
 
 /** The comparisons every verdict rests on (each an adjacent pair of a chain). */
 export const VERDICT_PAIRS: readonly Pairing[] = [
+  { row: 'ledgerloop-memory', ref: 'pi-async' },
+  { row: 'ledgerloop-memory-queue', ref: 'pi' },
   { row: 'ledgerloop-memory', ref: 'pi' },
   { row: 'ledgerloop-memory-replay', ref: 'pi' },
   { row: 'ledgerloop-memory-scope', ref: 'ledgerloop-memory' },

@@ -55,7 +55,12 @@ export function renderTargets(input: TargetsInput): string[] {
     const r = pairedKeys(key(row, n), key(ref, n))
     return r ? `fast path (\`${row}\`): ${fmt(r.median)}×` : ''
   }
-  loop('in memory ≤ 1.0× pi (plain model)', 'ledgerloop-memory', 'pi', 1.0, fast('ledgerloop-memory-replay', 'pi'))
+  const cross = (n: number) => {
+    const r = pairedKeys(key('ledgerloop-memory', n), key('pi', n))
+    return [r ? `across shapes (ledgerloop async* ÷ pi eager): ${fmt(r.median)}×` : '', fast('ledgerloop-memory-replay', 'pi')(n)].filter(Boolean).join('; ')
+  }
+  loop('in memory ≤ 1.0× pi, both doubles `async *` generators', 'ledgerloop-memory', 'pi-async', 1.0, cross)
+  loop("in memory ≤ 1.0× pi, both doubles eager (pi's shape)", 'ledgerloop-memory-queue', 'pi', 1.0)
   loop('durable JSONL ≤ 1.5× the floor with the same fsyncs', 'ledgerloop-jsonl', 'floor-fsync-tool-turn', 1.5, fast('ledgerloop-jsonl-replay', 'floor-fsync-tool-turn'))
   loop("JSONL `fsync: 'interval'` ≥ 5× faster than the original's JSONL store", 'ledgerloop-jsonl-interval', 'dsh-jsonl', 0.2, () => '', true)
   loop("JSONL fsync per tool ≥ 2× faster than the original's JSONL store", 'ledgerloop-jsonl', 'dsh-jsonl', 0.5, () => '', true)

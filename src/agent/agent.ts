@@ -1,10 +1,11 @@
 import { HarnessError } from '../errors/harness-error.js'
 import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
-import { deepFreeze, snapshotJson } from '../json/lossless.js'
+import { snapshotJson } from '../json/lossless.js'
 import { BlockAssembler } from '../llm/block-assembler.js'
 import { LlmError } from '../llm/llm-error.js'
+import { frozenChunkCopy, takeTextDelta } from '../llm/freeze-chunk.js'
 import { draftAssistantMessage, toUserMessage } from '../llm/messages.js'
-import type { LlmRegistry, PreparedCall } from '../llm/registry.js'
+import { pumpLoopStream, type LlmRegistry, type PreparedCall } from '../llm/registry.js'
 import type { GenerateOptions, LlmCallConfig, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
 import type { CancelCause, SessionEvent, TurnEndReason } from '../session/events.js'
 import { interruptedTurnClosers, type CloserEvent } from '../session/repair.js'
@@ -16,7 +17,7 @@ import type { LedgerHooks, PreStepDecision } from './hook-types.js'
 import { Inbox, type InboxTarget } from './inbox.js'
 import { runWithInitiator } from './initiator.js'
 import { markLoopRequest } from './loop-request.js'
-import { joinContextSections, PromptRegistry, type PromptAssembly } from './prompt.js'
+import { joinContextSections, PromptRegistry, PromptRenderCache, type PromptAssembly } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { executeToolCalls } from './tool-calls.js'
 import { cancelCauseOf, failureOf } from './turn-failure.js'
@@ -97,6 +98,8 @@ export class Agent {
   #phase: Phase
   #activity: Promise<void> = Promise.resolve()
   #headerLogged = false
+  /** Renders the prompt for each step, reusing the last rendering while a text-only prompt is unchanged. */
+  readonly #prompts = new PromptRenderCache()
   #disposed: Promise<void> | undefined
 
   /** @internal Built by the harness (`createAgent` / `resumeAgent`). */
@@ -256,7 +259,7 @@ export class Agent {
     // repair would before anything new is written, or stop here with the failure reported.
     if (!this.#closeStaleTurn(turn)) return this.#stop(phase)
     try {
-      this.#append('turn/start', { turn })
+      this.#append('turn/start', Object.freeze({ turn }))
     } catch (error) {
       this.#report(error, turn, 0)
       return this.#stop(phase)
@@ -282,12 +285,12 @@ export class Agent {
           return this.#stop(phase)
         }
         signal.throwIfAborted()
-        this.#append('step/start', { turn, step })
+        this.#append('step/start', Object.freeze({ turn, step }))
         phase.step = step
         for (const m of decision.messages) this.#append('user/message', m, 'append')
         const stepEnd = await this.#step(decision, turn, step, signal)
         // On a throw the step stays open here: the turn's closers answer its open tool calls first, then end it.
-        this.#append('step/end', { turn, step })
+        this.#append('step/end', Object.freeze({ turn, step }))
         // max-tokens is sticky for the rest of the turn (§4.3).
         if (turnEnds?.kind !== 'max-tokens') turnEnds = stepEnd
         signal.throwIfAborted()
@@ -418,7 +421,7 @@ export class Agent {
 
   #assemble(signal: AbortSignal): PromptAssembly {
     const builtins = { cwd: this.options.cwd ?? process.cwd(), provider: this.options.provider, model: this.options.model }
-    return PromptRegistry.assemble([this.#rt.prompt, this.ctx.prompt], { agent: this, signal }, builtins)
+    return this.#prompts.assemble([this.#rt.prompt, this.ctx.prompt], { agent: this, signal }, builtins)
   }
 
   async #step(entered: EnteredStep, turn: number, step: number, signal: AbortSignal): Promise<StepEnd> {
@@ -428,13 +431,22 @@ export class Agent {
       const assembler = new BlockAssembler()
       const chunkSeqs: number[] = []
       try {
-        const stream = prepared !== undefined ? prepared.stream(request) : this.#rt.llm.stream(request)
-        for await (const chunk of stream) {
-          signal.throwIfAborted()
-          // Kept compact in the log: no event object unless a listener or the store asks for one.
-          chunkSeqs.push(this.session.appendChunk(turn, step, chunk))
-          assembler.push(chunk)
+        // Text deltas, most of a stream, go in as their parts: no chunk object, no copy.
+        const onText = (type: 'text-delta' | 'reasoning-delta', index: number, text: string): void => {
+          chunkSeqs.push(this.session.appendText(turn, step, type, index, text))
+          assembler.pushText(type, index, text)
         }
+        await pumpLoopStream(this.#rt.llm.openForLoop(request, prepared), signal, (streamed) => {
+          signal.throwIfAborted()
+          if (takeTextDelta(streamed, onText)) return
+          // The log and the assembler share one frozen chunk (a copy when the adapter yields unfrozen objects);
+          // one that is not lossless JSON goes to the log as is, which refuses it with the reason.
+          const copy = frozenChunkCopy(streamed)
+          const chunk = copy ?? streamed
+          // Kept compact in the log: no event object unless a listener or the store asks for one.
+          chunkSeqs.push(this.session.appendChunk(turn, step, chunk, copy !== undefined))
+          assembler.push(chunk)
+        })
         signal.throwIfAborted()
       } catch (error) {
         if (signal.aborted) this.#appendInterrupted(assembler, request, chunkSeqs, turn, step)
@@ -457,7 +469,10 @@ export class Agent {
       const replayState = assembler.replayState()
       const message = draftAssistantMessage(content, replayState !== undefined ? { ...source, replayState } : source)
       const usage = assembler.usage
-      this.#append('assistant/message', { turn, step, message, ...(usage !== undefined ? { usage } : {}) }, 'append', chunkSeqs)
+      // Built frozen, so the log adopts it after a walk instead of copying it (anything unfrozen inside, such as
+      // a pruned replay state, still takes the copy).
+      const data = usage !== undefined ? { turn, step, message, usage } : { turn, step, message }
+      this.#append('assistant/message', Object.freeze(data), 'append', Object.freeze(chunkSeqs))
       if (finish.kind === 'max-tokens') return { kind: 'max-tokens' } // truncated tool calls were dropped: never run them
       const calls = content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
       if (calls.length === 0) return { kind: 'completed' }
@@ -485,7 +500,8 @@ export class Agent {
     if (content.length === 0) return
     const message = draftAssistantMessage(content, { kind: 'model', provider: request.provider, model: request.model })
     const usage = assembler.usage
-    this.#append('assistant/message', { turn, step, message, interrupted: true, ...(usage !== undefined ? { usage } : {}) }, 'append', chunkSeqs)
+    const data = usage !== undefined ? { turn, step, message, interrupted: true, usage } : { turn, step, message, interrupted: true }
+    this.#append('assistant/message', Object.freeze(data), 'append', Object.freeze(chunkSeqs))
   }
 
   async #buildRequest(
@@ -496,7 +512,9 @@ export class Agent {
     signal: AbortSignal,
   ): Promise<{ request: GenerateOptions; prepared: PreparedCall | undefined }> {
     const persisted = this.session.requestHeader()
-    const seed = deepFreeze(this.#headerLogged && persisted !== undefined ? requestProposal(persisted) : this.#initialProposal(persisted))
+    // A shallow freeze is deep here: the logged header's parts (its `stop` array) are frozen, and the initial
+    // proposal holds primitives only.
+    const seed = Object.freeze(this.#headerLogged && persisted !== undefined ? requestProposal(persisted) : this.#initialProposal(persisted))
     const proposed = await this.#rt.hooks.waterfall('agent/request', { agent: this, turn, step, signal }, () => seed, this.id)
     signal.throwIfAborted()
     if (typeof proposed?.provider !== 'string' || proposed.provider === '' || typeof proposed.model !== 'string' || proposed.model === '') {
@@ -558,7 +576,7 @@ export class Agent {
     }
   }
 
-  #append(type: string, data: unknown, surfaceOp?: 'append', sourceEventSeqs?: number[]): SessionEvent {
+  #append(type: string, data: unknown, surfaceOp?: 'append', sourceEventSeqs?: readonly number[]): SessionEvent {
     if (surfaceOp === undefined) return this.session.append(type, data)
     return this.session.append(type, data, sourceEventSeqs !== undefined ? { surfaceOp, sourceEventSeqs } : { surfaceOp })
   }

@@ -137,6 +137,12 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       ...(writer.appendChunk !== undefined
         ? { persistChunk: (_s: Session, seq: number, time: number, turn: number, step: number, chunk: StreamChunk) => writer.appendChunk?.(seq, time, turn, step, chunk) }
         : {}),
+      ...(writer.appendText !== undefined
+        ? {
+            persistText: (_s: Session, seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string) =>
+              writer.appendText?.(seq, time, turn, step, type, index, text),
+          }
+        : {}),
       // Chunks are not runtime-context snapshots (agent.observe ignores them): only listeners need their events.
       wantsChunkEvents: () => hooks.has('session/validate') || hooks.has('session/event'),
       publish: (s, event) => {

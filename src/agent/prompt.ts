@@ -42,21 +42,38 @@ export class PromptRegistry {
   readonly #sections = new Map<string, PromptPart>()
   readonly #contexts = new Map<string, PromptPart>()
   readonly #variables = new Map<string, string | ((ctx: PromptContext) => string | undefined)>()
+  #revision = 0
+  readonly #changed = (): void => {
+    this.#revision++
+  }
+
+  /** @internal Changes whenever a section, context or variable is added, replaced or removed. */
+  get revision(): number {
+    return this.#revision
+  }
+
+  /** @internal True when some part or variable is a function, so a rendering holds for one step only. */
+  get dynamic(): boolean {
+    for (const part of this.#sections.values()) if (typeof part.text === 'function') return true
+    for (const part of this.#contexts.values()) if (typeof part.text === 'function') return true
+    for (const value of this.#variables.values()) if (typeof value === 'function') return true
+    return false
+  }
 
   /** Adds a system-prompt section; returns a disposer. Same name replaces (the disposer restores nothing). */
   section(name: string, part: PromptPart): () => void {
-    return put(this.#sections, checkName(name, 'section'), checkPart(name, part))
+    return put(this.#sections, checkName(name, 'section'), checkPart(name, part), this.#changed)
   }
 
   /** Adds a runtime-context section (rendered into the runtime-context snapshot message). */
   context(name: string, part: PromptPart): () => void {
-    return put(this.#contexts, checkName(name, 'context'), checkPart(name, part))
+    return put(this.#contexts, checkName(name, 'context'), checkPart(name, part), this.#changed)
   }
 
   /** Defines `{{name}}` for interpolation. */
   variable(name: string, value: string | ((ctx: PromptContext) => string | undefined)): () => void {
     if (!VARIABLE_NAME.test(name)) throw new HarnessError(`prompt variable name '${name}' must match ${String(VARIABLE_NAME)}`, 'INVALID_CONFIG')
-    return put(this.#variables, name, value)
+    return put(this.#variables, name, value, this.#changed)
   }
 
   /**
@@ -103,10 +120,13 @@ function interpolate(text: string, variables: Map<string, string | undefined>, p
   })
 }
 
-function put<V>(map: Map<string, V>, name: string, value: V): () => void {
+function put<V>(map: Map<string, V>, name: string, value: V, changed: () => void): () => void {
   map.set(name, value)
+  changed()
   return () => {
-    if (map.get(name) === value) map.delete(name)
+    if (map.get(name) !== value) return
+    map.delete(name)
+    changed()
   }
 }
 
@@ -120,4 +140,45 @@ function checkPart(name: string, part: PromptPart): PromptPart {
     throw new HarnessError(`prompt part '${name}' needs text (a string or a function)`, 'INVALID_CONFIG')
   }
   return part
+}
+
+/**
+ * Renders a stack of prompt layers before each step and keeps the last rendering while it cannot change: when
+ * every part and variable is text, it stays valid until a layer changes (its revision) or a built-in does.
+ * Function parts and variables are evaluated every step, so such prompts are never reused.
+ * @internal
+ */
+export class PromptRenderCache {
+  #last: { layers: readonly PromptRegistry[]; revisions: number[]; builtins: Readonly<Record<string, string>>; assembly: PromptAssembly } | undefined
+
+  /** The same as {@link PromptRegistry.assemble}, reused while it is known to render the same. */
+  assemble(layers: readonly PromptRegistry[], ctx: PromptContext, builtins: Readonly<Record<string, string>>): PromptAssembly {
+    const last = this.#last
+    if (last !== undefined && sameLayers(last, layers) && sameBuiltins(last.builtins, builtins)) return last.assembly
+    const assembly = PromptRegistry.assemble(layers, ctx, builtins)
+    this.#last = layers.some((l) => l.dynamic)
+      ? undefined
+      : {
+          layers: [...layers],
+          revisions: layers.map((l) => l.revision),
+          builtins: { ...builtins },
+          assembly: Object.freeze({ system: assembly.system, contexts: Object.freeze(assembly.contexts) }),
+        }
+    return assembly
+  }
+}
+
+function sameLayers(last: { layers: readonly PromptRegistry[]; revisions: number[] }, layers: readonly PromptRegistry[]): boolean {
+  if (last.layers.length !== layers.length) return false
+  for (let i = 0; i < layers.length; i++) if (last.layers[i] !== layers[i] || last.revisions[i] !== (layers[i] as PromptRegistry).revision) return false
+  return true
+}
+
+function sameBuiltins(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  let n = 0
+  for (const key in b) {
+    if (a[key] !== b[key]) return false
+    n++
+  }
+  return n === Object.keys(a).length
 }

@@ -134,7 +134,7 @@ function isConcurrencySafe(tool: DefinedTool, args: JsonValue): boolean {
 }
 
 function appendCall(ctx: ToolBatchContext, block: ToolCallBlock): number {
-  return ctx.session.append('tool/call', { turn: ctx.turn, step: ctx.step, callId: block.id, name: block.name, arguments: block.arguments }).seq
+  return ctx.session.append('tool/call', Object.freeze({ turn: ctx.turn, step: ctx.step, callId: block.id, name: block.name, arguments: block.arguments })).seq
 }
 
 /** Runs policy (awaited, so the next call's policy waits for this one), then starts the body without awaiting it. */
@@ -159,15 +159,16 @@ async function commit(ctx: ToolBatchContext, slot: Slot, outcome: ToolCallResult
 
 function appendResult(ctx: ToolBatchContext, callId: string, callSeq: number, result: ToolCallResult): void {
   const message = draftToolResultMessage(callId, result.content, result.isError)
+  // Built frozen (the result's parts were frozen by the pipeline), so the log adopts it without a copy.
   ctx.session.append(
     'tool/result',
-    {
+    Object.freeze({
       turn: ctx.turn,
       step: ctx.step,
       message,
-      ...(result.error !== undefined ? { error: { name: result.error.name, code: result.error.code } } : {}),
+      ...(result.error !== undefined ? { error: Object.freeze({ name: result.error.name, code: result.error.code }) } : {}),
       ...(result.meta !== undefined ? { meta: result.meta } : {}),
-    },
-    { surfaceOp: 'append', sourceEventSeqs: [callSeq] },
+    }),
+    { surfaceOp: 'append', sourceEventSeqs: Object.freeze([callSeq]) },
   )
 }

@@ -127,7 +127,8 @@ export async function runToolBody(ctx: ToolStageContext, call: ToolCall, tool: D
     const name = error instanceof Error ? error.name : 'Error'
     return { result: errorResult(error instanceof Error ? error.message : String(error), code, name) }
   }
-  const content: unknown = typeof output.content === 'string' ? [{ type: 'text', text: output.content }] : output.content
+  // A string is wrapped frozen, so the result check adopts it instead of copying it.
+  const content: unknown = typeof output.content === 'string' ? Object.freeze([Object.freeze({ type: 'text', text: output.content })]) : output.content
   const failed = output.isError === true
   return {
     result: checkToolResult(`the output of '${call.name}'`, {

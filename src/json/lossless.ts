@@ -166,6 +166,8 @@ function rewritePath(pass: Pass, prefix: string): undefined {
  * what the session log uses for every event.
  */
 export function snapshotJsonFrozen(value: unknown, what: string | (() => string) = 'value'): JsonValue {
+  // What the loop appends is mostly built deep-frozen already: adopt it without allocating a pass.
+  if (typeof value === 'string' || isDeepFrozenJson(value)) return value as JsonValue
   const result = runPass(value, true)
   if (!result.ok) {
     // `what` may be a function so hot callers build no message string unless something is wrong.

@@ -62,6 +62,12 @@ export class BlockAssembler {
     }
   }
 
+  /** @internal Adds a text or reasoning delta given as its parts: the same as `push({type, index, text})`. */
+  pushText(type: 'text-delta' | 'reasoning-delta', index: number, text: string): void {
+    const p = this.#open(index, type === 'text-delta' ? 'text' : 'reasoning')
+    if (p !== undefined) p.text += text
+  }
+
   /** The finish reason; `{kind:'stop'}` when no finish chunk arrived. */
   get finish(): FinishReason {
     return this.#finish ?? { kind: 'stop' }

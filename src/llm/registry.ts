@@ -1,5 +1,4 @@
 import { HarnessError } from '../errors/harness-error.js'
-import { deepFreeze } from '../json/lossless.js'
 import { LlmError, RETRYABLE_CODES, isLlmFailure, normalizeLlmFailure, sanitizeLlmFailure } from './llm-error.js'
 import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, RetryPolicy, StreamChunk } from './types.js'
 
@@ -29,6 +28,13 @@ export interface PreparedCall {
   stream(request: GenerateOptions): AsyncIterable<StreamChunk>
 }
 
+/** @internal What the loop iterates (see {@link LlmRegistry.openForLoop}). */
+export interface LoopStream {
+  readonly iterator: AsyncIterator<StreamChunk>
+  /** True for an adapter's own iterator: {@link pumpLoopStream} guards it as the registry's stream would. */
+  readonly raw: boolean
+}
+
 /** The `llm/stream` middleware chain the registry runs every request through (wired to the hook bus). */
 export type StreamMiddleware = (
   request: GenerateOptions,
@@ -41,6 +47,8 @@ export class LlmRegistry {
   readonly #middleware: StreamMiddleware
 
   readonly #middlewareActive: () => boolean
+  /** The once-only claim of each prepared call this registry made (see {@link openForLoop}). */
+  readonly #claims = new WeakMap<PreparedCall, (request: GenerateOptions) => LlmAdapter>()
 
   /**
    * @param middleware - wraps every request (the `llm/stream` waterfall); default: none
@@ -124,23 +132,50 @@ export class LlmRegistry {
         defaults.reasoningEffort = true
       }
     }
-    const frozenConfig = deepFreeze(effective)
+    // Every field is a primitive but `stop`, a fresh copy: freezing the two is a deep freeze.
+    if (effective.stop !== undefined) Object.freeze(effective.stop)
+    const frozenConfig: LlmCallConfig = Object.freeze(effective)
     let used = false
-    const prepared: PreparedCall = {
+    const claim = (request: GenerateOptions): LlmAdapter => {
+      if (used) throw new HarnessError('a prepared call can be streamed once only', 'INVALID_PREPARED_CALL')
+      if (!callConfigEquals(request, frozenConfig)) {
+        throw new HarnessError('the request does not match the prepared call config', 'INVALID_PREPARED_CALL')
+      }
+      used = true
+      return adapter
+    }
+    const prepared: PreparedCall = Object.freeze({
       config: frozenConfig,
       adapterDefaults: Object.freeze(defaults),
       retryPolicy: adapter.retryPolicy ?? DEFAULT_RETRY_POLICY,
       ...(info?.contextWindow !== undefined ? { context: Object.freeze({ contextWindow: info.contextWindow }) } : {}),
-      stream: (request) => {
-        if (used) throw new HarnessError('a prepared call can be streamed once only', 'INVALID_PREPARED_CALL')
-        if (!callConfigEquals(request, frozenConfig)) {
-          throw new HarnessError('the request does not match the prepared call config', 'INVALID_PREPARED_CALL')
-        }
-        used = true
-        return this.#run(request, adapter)
-      },
+      stream: (request: GenerateOptions) => this.#run(request, claim(request)),
+    })
+    this.#claims.set(prepared, claim)
+    return prepared
+  }
+
+  /**
+   * @internal The loop's way to stream a request (`prepared` from this registry, or none): with no `llm/stream`
+   * middleware at work it hands out the adapter's own iterator, marked `raw`, and {@link pumpLoopStream} applies
+   * the adapter guard inline, so a chunk costs no extra promise hop; otherwise the same guarded stream as
+   * `prepared.stream(request)` / `stream(request)`.
+   */
+  openForLoop(request: GenerateOptions, prepared: PreparedCall | undefined): LoopStream {
+    const claim = prepared === undefined ? undefined : this.#claims.get(prepared)
+    if (prepared !== undefined && claim === undefined) return { iterator: prepared.stream(request)[Symbol.asyncIterator](), raw: false }
+    const pinned = claim?.(request)
+    if (this.#middlewareActive()) return { iterator: this.#run(request, pinned)[Symbol.asyncIterator](), raw: false }
+    const adapter = pinned ?? this.#adapters.get(request.provider)
+    if (adapter === undefined) {
+      return { iterator: single(failureFinish({ message: `no adapter is registered for provider '${request.provider}'`, code: 'NO_ADAPTER' }, request.signal)), raw: false }
     }
-    return Object.freeze(prepared)
+    const req = this.#withoutForeignReplayState(request, adapter)
+    try {
+      return { iterator: adapter.stream(req)[Symbol.asyncIterator](), raw: true }
+    } catch (error) {
+      return { iterator: single(failureFinish(normalizeLlmFailure(error), req.signal)), raw: false }
+    }
   }
 
   /** Streams a request through `llm/stream` to whichever adapter serves its provider at dispatch time. */
@@ -289,5 +324,52 @@ class GuardedStream implements AsyncIterator<StreamChunk> {
     this.#pending = undefined
     if (wasOpen) await this.#iterator?.return?.()
     return DONE
+  }
+}
+
+/**
+ * @internal Feeds every chunk of `stream` to `onChunk`, as `for await` over the registry's stream would: a raw
+ * adapter iterator gets the same guard as {@link GuardedStream} (a throw becomes one in-band failure finish, a
+ * finish is the last chunk and closes the adapter, an invalid failure is sanitised), inline, without a promise
+ * per chunk. When `onChunk` throws (a cancel), the stream is closed and the error rethrown.
+ */
+export async function pumpLoopStream(stream: LoopStream, signal: AbortSignal | undefined, onChunk: (chunk: StreamChunk) => void): Promise<void> {
+  const iterator = stream.iterator
+  for (;;) {
+    let result: IteratorResult<StreamChunk>
+    try {
+      result = await iterator.next()
+    } catch (error) {
+      if (!stream.raw) throw error
+      // The adapter is done for (it threw): nothing to close, as with the guarded stream.
+      onChunk(failureFinish(normalizeLlmFailure(error), signal))
+      return
+    }
+    if (result.done === true) return
+    let chunk = result.value
+    let last = false
+    if (stream.raw && chunk.type === 'finish') {
+      last = true
+      const reason = chunk.reason
+      if ((reason.kind === 'error' || reason.kind === 'aborted') && !isLlmFailure(reason.failure)) {
+        chunk = { ...chunk, reason: { kind: reason.kind, failure: sanitizeLlmFailure(reason.failure) } }
+      }
+    }
+    try {
+      onChunk(chunk)
+    } catch (error) {
+      // As `for await` closes its iterator on a throw from its body (an error from the close is dropped).
+      try {
+        await iterator.return?.()
+      } catch {
+        // the body's error wins
+      }
+      throw error
+    }
+    if (last) {
+      // Nothing may follow a finish: close the adapter (its socket) before the loop goes on.
+      await iterator.return?.()
+      return
+    }
   }
 }

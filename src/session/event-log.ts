@@ -157,6 +157,27 @@ export class EventLog {
     this.#length++
   }
 
+  /**
+   * Appends a text or reasoning delta given as its parts (the loop's common chunk): packed as its bare text
+   * when the run's template fits, as a frozen chunk otherwise. The same record {@link pushChunk} would make.
+   */
+  pushText(time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void {
+    const last = this.#records[this.#records.length - 1]
+    let run: CompactRun
+    if (last instanceof CompactRun && !last.sealed && last.turn === turn && last.step === step) {
+      run = last
+    } else {
+      this.seal()
+      run = new CompactRun(this.#length, turn, step, undefined, [], [], false)
+      this.#records.push(run)
+      this.#starts.push(this.#length)
+    }
+    const t = (run.template ??= { type, index })
+    run.times.push(time)
+    run.items.push(t.type === type && t.index === index ? text : (Object.freeze({ type, index, text }) as StreamChunk))
+    this.#length++
+  }
+
   /** Appends a whole run (a loaded one: it is sealed, and may be shared with other logs). */
   pushRun(run: CompactRun): void {
     this.seal()

@@ -61,6 +61,8 @@ export interface SessionWiring {
    * absent, they see every chunk.
    */
   wantsChunkEvents?(): boolean
+  /** Compact persistence of a text or reasoning delta given as its parts (else `persistChunk` gets the chunk). */
+  persistText?(session: Session, seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void
 }
 
 /** Options of {@link Session}. */
@@ -240,10 +242,11 @@ export class Session {
    * `append('assistant/chunk', …)`, kept compact in the log. No event object is built unless the wiring wants
    * one (a validate or event listener, or a store without `persistChunk`). Anything unusual (a chunk that is not
    * deep-frozen JSON, a re-entrant call) takes the ordinary `append` path, errors included.
+   * @param frozen - the caller vouches that `chunk` is deep-frozen lossless JSON (it just made it so): no walk
    * @returns the chunk's seq
    */
-  appendChunk(turn: number, step: number, chunk: StreamChunk): number {
-    if (this.#publishing || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !isDeepFrozenJson(chunk)) {
+  appendChunk(turn: number, step: number, chunk: StreamChunk, frozen = false): number {
+    if (this.#publishing || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !(frozen || isDeepFrozenJson(chunk))) {
       return this.#append('assistant/chunk', Object.freeze({ turn, step, chunk }), undefined, true).seq
     }
     const seq = this.#log.length
@@ -267,6 +270,28 @@ export class Session {
         this.#publishing = false
       }
     }
+    return seq
+  }
+
+  /**
+   * @internal The loop's text or reasoning delta, given as its parts (`{type, index, text}`): the same event as
+   * {@link appendChunk} of that chunk, but on the compact path no chunk object is made at all (the log and a
+   * store with `appendText` keep the bare text). Falls back to {@link appendChunk} whenever an event is wanted.
+   * @returns the chunk's seq
+   */
+  appendText(turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): number {
+    const wiring = this.#wiring
+    const shown = wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
+    if (this.#publishing || shown || wiring?.persistChunk === undefined || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
+      return this.appendChunk(turn, step, Object.freeze({ type, index, text }), true)
+    }
+    const seq = this.#log.length
+    const time = Date.now()
+    if (wiring.persistText !== undefined) wiring.persistText(this, seq, time, turn, step, type, index, text)
+    else wiring.persistChunk(this, seq, time, turn, step, Object.freeze({ type, index, text }))
+    this.#log.pushText(time, turn, step, type, index, text)
+    this.#surface.advance(1)
+    this.#eventsView = undefined
     return seq
   }
 

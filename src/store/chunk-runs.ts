@@ -44,15 +44,16 @@ export type ChunkRun = TextChunkRun | ToolCallChunkRun
 /** One stored record: an event kept verbatim, or a packed run standing for several events. */
 export type StorageRecord = SessionEvent | ChunkRun
 
-/** What a packable chunk event contributes to a run; `key` is equal for events that may share one. */
+/** What a packable chunk event contributes to a run; events with equal {@link sameRun} fields may share one. */
 interface Member {
   readonly tag: TextRunTag | 'tool-call-chunks'
-  readonly key: string
   readonly turn: number
   readonly step: number
   readonly index: number
-  readonly id?: string
-  readonly name?: string
+  readonly id: string | undefined
+  /** Whether the delta has a `name` key (then `name` is its string value). */
+  readonly named: boolean
+  readonly name: string | undefined
   readonly payload: string
 }
 
@@ -67,50 +68,59 @@ export function packChunkRuns(events: readonly SessionEvent[]): StorageRecord[] 
   while (i < events.length) {
     const first = events[i] as SessionEvent
     const member = packableMember(first)
-    let end = i + 1
-    if (member !== undefined) {
-      while (end < events.length && end - i < MAX_CHUNK_RUN) {
-        const prev = events[end - 1] as SessionEvent
-        const next = events[end] as SessionEvent
-        if (next.seq !== prev.seq + 1 || !Number.isSafeInteger(next.time - prev.time)) break
-        if (packableMember(next)?.key !== member.key) break
-        end++
-      }
-    }
-    if (member === undefined || end - i < MIN_CHUNK_RUN) {
+    if (member === undefined) {
       records.push(first)
       i++
       continue
     }
-    records.push(buildRun(member, events.slice(i, end)))
+    // Each member is examined once: its payload and time step are collected as the run grows.
+    const dt: number[] = []
+    const payloads: string[] = [member.payload]
+    let end = i + 1
+    while (end < events.length && end - i < MAX_CHUNK_RUN) {
+      const prev = events[end - 1] as SessionEvent
+      const next = events[end] as SessionEvent
+      const step = next.time - prev.time
+      if (next.seq !== prev.seq + 1 || !Number.isSafeInteger(step)) break
+      const nextMember = packableMember(next)
+      if (nextMember === undefined || !sameRun(member, nextMember)) break
+      dt.push(step)
+      payloads.push(nextMember.payload)
+      end++
+    }
+    if (end - i < MIN_CHUNK_RUN) {
+      records.push(first)
+      i++
+      continue
+    }
+    records.push(buildRun(member, first, dt, payloads))
     i = end
   }
   return records
 }
 
-function buildRun(member: Member, run: readonly SessionEvent[]): ChunkRun {
-  const first = run[0] as SessionEvent
-  const dt: number[] = []
-  const payloads: string[] = []
-  for (let k = 0; k < run.length; k++) {
-    const event = run[k] as SessionEvent
-    if (k > 0) dt.push(event.time - (run[k - 1] as SessionEvent).time)
-    payloads.push((packableMember(event) as Member).payload)
-  }
+function sameRun(a: Member, b: Member): boolean {
+  return a.tag === b.tag && a.turn === b.turn && a.step === b.step && a.index === b.index && a.id === b.id && a.named === b.named && a.name === b.name
+}
+
+function buildRun(member: Member, first: SessionEvent, dt: number[], payloads: string[]): ChunkRun {
   const { turn, step, index } = member
   if (member.tag === 'tool-call-chunks') {
     const id = member.id as string
-    const data = member.name === undefined ? { turn, step, index, id, dt, args: payloads } : { turn, step, index, id, name: member.name, dt, args: payloads }
+    const data = member.named ? { turn, step, index, id, name: member.name as string, dt, args: payloads } : { turn, step, index, id, dt, args: payloads }
     return { type: 'tool-call-chunks', seq0: first.seq, time0: first.time, data }
   }
   return { type: member.tag, seq0: first.seq, time0: first.time, data: { turn, step, index, dt, texts: payloads } }
 }
 
+/** True when `value`'s enumerable keys are exactly `keys`, in that order (for…in: no key array per event). */
 function hasKeys(value: object, keys: readonly string[]): boolean {
-  const own = Object.keys(value)
-  if (own.length !== keys.length) return false
-  for (let k = 0; k < keys.length; k++) if (own[k] !== keys[k]) return false
-  return true
+  let n = 0
+  for (const key in value) {
+    if (key !== keys[n]) return false
+    n++
+  }
+  return n === keys.length
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -133,24 +143,22 @@ function packableMember(event: SessionEvent): Member | undefined {
   if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !isRecord(chunk)) return undefined
   const index = chunk.index
   if (!Number.isSafeInteger(index)) return undefined
-  const where = `${String(turn)}/${String(step)}/${String(index)}`
   if ((chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && hasKeys(chunk, TEXT_KEYS) && typeof chunk.text === 'string') {
     const tag = chunk.type === 'text-delta' ? 'text-chunks' : 'reasoning-chunks'
-    return { tag, key: `${tag}:${where}`, turn: turn as number, step: step as number, index: index as number, payload: chunk.text }
+    return { tag, turn: turn as number, step: step as number, index: index as number, id: undefined, named: false, name: undefined, payload: chunk.text }
   }
   if (chunk.type !== 'tool-call-delta' || typeof chunk.id !== 'string' || typeof chunk.argumentsDelta !== 'string') return undefined
   const named = hasKeys(chunk, TOOL_KEYS_NAMED)
   if (!named && !hasKeys(chunk, TOOL_KEYS)) return undefined
   if (named && typeof chunk.name !== 'string') return undefined
-  const name = named ? (chunk.name as string) : undefined
   return {
     tag: 'tool-call-chunks',
-    key: `tool:${where}:${JSON.stringify([chunk.id, name ?? null, named])}`,
     turn: turn as number,
     step: step as number,
     index: index as number,
     id: chunk.id,
-    ...(name !== undefined ? { name } : {}),
+    named,
+    name: named ? (chunk.name as string) : undefined,
     payload: chunk.argumentsDelta,
   }
 }

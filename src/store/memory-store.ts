@@ -98,6 +98,11 @@ export class MemoryStore implements SessionStore {
         entry.log.pushChunk(time, turn, step, chunk)
         entry.updatedAt = time
       },
+      appendText(seq, time, turn, step, type, index, text) {
+        check(seq)
+        entry.log.pushText(time, turn, step, type, index, text)
+        entry.updatedAt = time
+      },
       flush: () => resolved,
       close: async () => {
         if (!open) return

@@ -16,6 +16,11 @@ export interface SessionWriter {
    * deep-frozen lossless JSON). A writer without it receives such chunks through `append`.
    */
   appendChunk?(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): void
+  /**
+   * Optional compact form of `appendChunk` for a text or reasoning delta given as its parts (the chunk
+   * `{type, index, text}`, exactly these keys). A writer without it receives such chunks through `appendChunk`.
+   */
+  appendText?(seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void
   /** Resolves once every event appended so far is durable (for file stores: written and fsynced). */
   flush(): Promise<void>
   /** Flushes, then releases the lock. Idempotent. */

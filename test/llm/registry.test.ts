@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { HarnessError } from '../../src/errors/harness-error.js'
 import { LlmError } from '../../src/llm/llm-error.js'
-import { DEFAULT_RETRY_POLICY, LlmRegistry, callConfigEquals, type StreamMiddleware } from '../../src/llm/registry.js'
+import { DEFAULT_RETRY_POLICY, LlmRegistry, callConfigEquals, pumpLoopStream, type StreamMiddleware } from '../../src/llm/registry.js'
 import { createAssistantMessage, createUserMessage } from '../../src/llm/messages.js'
 import type { GenerateOptions, LlmAdapter, ModelInfo, RetryPolicy, StreamChunk } from '../../src/llm/types.js'
 
@@ -213,7 +213,40 @@ describe('prepared stream()', () => {
   })
 })
 
-describe('stream(): adapter failures become one terminal in-band finish', () => {
+/** Two ways to consume a request: `for await` over `stream()`, and the loop's `openForLoop` + `pumpLoopStream`. */
+interface Consumer {
+  readonly name: string
+  /** Feeds each chunk to `body` until it returns false (an early exit) or the stream ends. */
+  each(r: LlmRegistry, request: GenerateOptions, body: (chunk: StreamChunk) => boolean): Promise<void>
+}
+class EarlyExit extends Error {}
+const consumers: Consumer[] = [
+  {
+    name: 'stream()',
+    async each(r, request, body) {
+      for await (const c of r.stream(request)) if (!body(c)) break
+    },
+  },
+  {
+    name: 'the loop (openForLoop + pumpLoopStream)',
+    async each(r, request, body) {
+      try {
+        await pumpLoopStream(r.openForLoop(request, undefined), request.signal, (c) => {
+          if (!body(c)) throw new EarlyExit()
+        })
+      } catch (error) {
+        if (!(error instanceof EarlyExit)) throw error
+      }
+    },
+  },
+]
+
+describe.each(consumers)('$name: adapter failures become one terminal in-band finish', (consumer) => {
+  const collect = async (r: LlmRegistry, request: GenerateOptions): Promise<StreamChunk[]> => {
+    const out: StreamChunk[] = []
+    await consumer.each(r, request, (c) => (out.push(c), true))
+    return out
+  }
   const failing = (provider: string, stream: LlmAdapter['stream']): LlmAdapter => ({ provider, stream })
 
   it('a throw while creating the stream becomes finish {error} with the normalised failure', async () => {
@@ -223,7 +256,7 @@ describe('stream(): adapter failures become one terminal in-band finish', () => 
         throw new LlmError({ message: 'unauthorised', code: 'AUTH', status: 401 })
       }),
     )
-    expect(await collect(r.stream(req('p')))).toEqual([{ type: 'finish', reason: { kind: 'error', failure: { message: 'unauthorised', code: 'AUTH', status: 401 } } }])
+    expect(await collect(r, req('p'))).toEqual([{ type: 'finish', reason: { kind: 'error', failure: { message: 'unauthorised', code: 'AUTH', status: 401 } } }])
   })
 
   it('a throw mid-iteration keeps the chunks before it and ends with exactly one finish {error}', async () => {
@@ -236,7 +269,7 @@ describe('stream(): adapter failures become one terminal in-band finish', () => 
         throw new Error('socket hang up')
       }),
     )
-    const chunks = await collect(r.stream(req('p')))
+    const chunks = await collect(r, req('p'))
     expect(chunks.slice(0, 2)).toEqual([{ type: 'block-start', index: 0, blockType: 'text' }, delta])
     expect(chunks.slice(2)).toEqual([{ type: 'finish', reason: { kind: 'error', failure: { message: 'socket hang up', code: 'UNKNOWN' } } }])
   })
@@ -252,10 +285,11 @@ describe('stream(): adapter failures become one terminal in-band finish', () => 
       }),
     )
     const out: StreamChunk[] = []
-    for await (const c of r.stream(req('p', 'm', { signal: ac.signal }))) {
+    await consumer.each(r, req('p', 'm', { signal: ac.signal }), (c) => {
       out.push(c)
       ac.abort(new Error('user cancelled'))
-    }
+      return true
+    })
     expect(out[1]).toEqual({ type: 'finish', reason: { kind: 'aborted', failure: { message: 'user cancelled', code: 'ABORTED' } } })
     expect(out).toHaveLength(2)
   })
@@ -267,7 +301,7 @@ describe('stream(): adapter failures become one terminal in-band finish', () => 
         throw new LlmError({ message: 'gone', code: 'ABORTED' })
       }),
     )
-    expect(await collect(r.stream(req('p')))).toEqual([{ type: 'finish', reason: { kind: 'aborted', failure: { message: 'gone', code: 'ABORTED' } } }])
+    expect(await collect(r, req('p'))).toEqual([{ type: 'finish', reason: { kind: 'aborted', failure: { message: 'gone', code: 'ABORTED' } } }])
   })
 
   it('nothing follows the adapter finish and the adapter iterator is closed', async () => {
@@ -283,18 +317,18 @@ describe('stream(): adapter failures become one terminal in-band finish', () => 
         }
       }),
     )
-    expect(await collect(r.stream(req('p')))).toEqual([stop])
+    expect(await collect(r, req('p'))).toEqual([stop])
     expect(closed).toBe(true)
   })
 
   it('an adapter in-band failure that is not a valid LlmFailure is sanitised, keeping its code', async () => {
     const r = new LlmRegistry()
     r.register(adapter('p', [{ type: 'finish', reason: { kind: 'error', failure: { message: 'm', code: 'SERVER', status: 42 } } }]).adapter)
-    expect(await collect(r.stream(req('p')))).toEqual([{ type: 'finish', reason: { kind: 'error', failure: { message: 'm', code: 'SERVER' } } }])
+    expect(await collect(r, req('p'))).toEqual([{ type: 'finish', reason: { kind: 'error', failure: { message: 'm', code: 'SERVER' } } }])
   })
 
   it('an unknown provider becomes finish {error} NO_ADAPTER in-band when streamed unprepared', async () => {
-    const chunks = await collect(new LlmRegistry().stream(req('ghost')))
+    const chunks = await collect(new LlmRegistry(), req('ghost'))
     expect(chunks).toHaveLength(1)
     const finish = chunks[0] as Extract<StreamChunk, { type: 'finish' }>
     expect(finish.reason.kind).toBe('error')
@@ -312,10 +346,9 @@ describe('stream(): adapter failures become one terminal in-band finish', () => 
       },
     }
     r.register(failing('p', () => ({ [Symbol.asyncIterator]: () => iterator })))
-    for await (const chunk of r.stream(req('p'))) {
-      expect(chunk.type).toBe('text-delta')
-      break
-    }
+    const seen: string[] = []
+    await consumer.each(r, req('p'), (chunk) => (seen.push(chunk.type), false))
+    expect(seen).toEqual(['text-delta'])
     expect(returned).toBe(true)
   })
 })

@@ -96,6 +96,48 @@ describe('compact chunk runs', () => {
     )
   })
 
+  it('appendText (the loop\'s delta path) logs and hands the store exactly what appendChunk of the same delta does (property)', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 60 }), fc.boolean(), (ops, storeHasText) => {
+        let clock = 1_700_000_000_000
+        vi.spyOn(Date, 'now').mockImplementation(() => clock)
+        const stored = { parts: [] as string[], chunks: [] as string[] }
+        const wiring = (into: string[], withText: boolean): SessionWiring => ({
+          persist: (_s, e) => void into.push(JSON.stringify(e)),
+          persistChunk: (_s, seq, time, turn, step, chunk) => void into.push(JSON.stringify(chunkEvent(seq, time, turn, step, chunk))),
+          ...(withText
+            ? { persistText: (_s, seq, time, turn, step, type, index, text) => void into.push(JSON.stringify(chunkEvent(seq, time, turn, step, { type, index, text }))) }
+            : {}),
+        })
+        const parts = new Session({ id: 'p', wiring: wiring(stored.parts, storeHasText) })
+        const chunks = new Session({ id: 'p', wiring: wiring(stored.chunks, false) })
+        for (const op of ops) {
+          if (op.kind === 'chunk') {
+            clock += op.turn + op.step
+            const c = op.chunk as { type: string; index: number; text: string }
+            const exact = (c.type === 'text-delta' || c.type === 'reasoning-delta') && Object.keys(c).join() === 'type,index,text'
+            const seq = exact
+              ? parts.appendText(op.turn, op.step, c.type as 'text-delta', c.index, c.text)
+              : parts.appendChunk(op.turn, op.step, freezeDeep(structuredClone(op.chunk)) as StreamChunk)
+            expect(seq).toBe(chunks.appendChunk(op.turn, op.step, freezeDeep(structuredClone(op.chunk)) as StreamChunk))
+          } else if (op.kind === 'event') {
+            clock++
+            parts.append(op.type, { n: clock })
+            chunks.append(op.type, { n: clock })
+          } else if (op.kind === 'read') {
+            const seq = op.at % Math.max(1, chunks.length)
+            expect(JSON.stringify(parts.at(seq))).toBe(JSON.stringify(chunks.at(seq)))
+          }
+        }
+        expect(JSON.stringify(parts.events)).toBe(JSON.stringify(chunks.events))
+        expect(stored.parts).toEqual(stored.chunks)
+        expect(JSON.stringify(new Session({ log: parts.log }).events)).toBe(JSON.stringify(chunks.events))
+        vi.restoreAllMocks()
+      }),
+      { numRuns: 200 },
+    )
+  })
+
   it('stores a run of text deltas as one record holding only the payload strings', () => {
     const s = new Session()
     s.append('step/start', { turn: 1, step: 1 })

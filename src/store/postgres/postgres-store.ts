@@ -95,6 +95,9 @@ export class PostgresStore implements SessionStore {
   readonly #hub: NotificationHub
   readonly #ready: Promise<void>
   readonly #backend: WriterBackend
+  /** The flush statement (see {@link flushStatement}), without and with the inbox rows it consumes. */
+  readonly #flushSql: string
+  readonly #flushInboxSql: string
   #renewal: NodeJS.Timeout | undefined
   #closed = false
 
@@ -115,6 +118,8 @@ export class PostgresStore implements SessionStore {
     this.#pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 })
     // An idle pooled connection that dies (server restart) must not crash the process: the next query reconnects.
     if (this.#ownsPool) this.#pool.on('error', () => undefined)
+    this.#flushSql = flushStatement(this.tables, false)
+    this.#flushInboxSql = flushStatement(this.tables, true)
     this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel, this.tables.approvalsChannel])
     this.#ready = migrateSchema(this.#pool, this.tables)
     this.#ready.catch(() => undefined)
@@ -465,22 +470,14 @@ export class PostgresStore implements SessionStore {
     const first = (commit.batch[0] as SessionEvent).seq
     const head = first + commit.batch.length
     const t = this.tables
+    const inbox = commit.inboxIds.length > 0
+    const values: unknown[] = [commit.id, commit.epoch, head, this.leaseMs, commit.status ?? null, commit.title ?? null, first, rows.seqs, rows.types, rows.data, t.eventsChannel]
+    if (inbox) values.push(commit.inboxIds)
     let done: pg.QueryResult
     try {
-      done = await this.#pool.query(
-        `WITH f AS (
-           UPDATE ${t.sessions} SET head_seq = $3, updated_at = now(), lease_until = now() + $4 * interval '1 millisecond',
-             status = COALESCE($5, status), title = COALESCE(title, $6)
-           WHERE id = $1 AND epoch = $2 AND head_seq = $7
-           RETURNING id),
-         e AS (
-           INSERT INTO ${t.events} (session_id, seq, type, data)
-           SELECT f.id, r.seq, r.type, r.data FROM f, unnest($8::int[], $9::text[], $10::text[]) AS r(seq, type, data)),
-         d AS (
-           DELETE FROM ${t.inbox} WHERE session_id = $1 AND id = ANY($11::bigint[]) AND EXISTS (SELECT 1 FROM f))
-         SELECT pg_notify($12, f.id || ' ' || $3) FROM f`,
-        [commit.id, commit.epoch, head, this.leaseMs, commit.status ?? null, commit.title ?? null, first, rows.seqs, rows.types, rows.data, commit.inboxIds, t.eventsChannel],
-      )
+      // A named statement: each pooled connection parses and plans it once, not on every flush (the CTE's
+      // planning cost as much as its execution). Names carry the schema, so stores sharing a pool never collide.
+      done = await this.#pool.query({ name: `${inbox ? 'll_flush_inbox' : 'll_flush'}_${t.schema}`, text: inbox ? this.#flushInboxSql : this.#flushSql, values })
     } catch (error) {
       // The second fence: someone else already wrote one of these seqs.
       if ((error as { code?: string }).code === '23505') throw this.#leaseLostError(commit.id, commit.epoch, error)
@@ -575,3 +572,27 @@ export class PostgresStore implements SessionStore {
   }
 }
 
+
+/**
+ * The statement of one flush, fenced: the `sessions` row is updated only at the writer's epoch and head, and the
+ * event rows are inserted (and the consumed inbox rows deleted, when `inbox`) only through that update, so a
+ * fenced writer changes nothing. Parameters: $1 id, $2 epoch, $3 new head, $4 lease ms, $5 status, $6 title,
+ * $7 first seq, $8..$10 the rows (seqs, types, data), $11 the events channel, $12 inbox row ids.
+ */
+function flushStatement(t: StoreTables, inbox: boolean): string {
+  return `WITH f AS (
+       UPDATE ${t.sessions} SET head_seq = $3, updated_at = now(), lease_until = now() + $4 * interval '1 millisecond',
+         status = COALESCE($5, status), title = COALESCE(title, $6)
+       WHERE id = $1 AND epoch = $2 AND head_seq = $7
+       RETURNING id),
+     e AS (
+       INSERT INTO ${t.events} (session_id, seq, type, data)
+       SELECT f.id, r.seq, r.type, r.data FROM f, unnest($8::int[], $9::text[], $10::text[]) AS r(seq, type, data))${
+       inbox
+         ? `,
+     d AS (
+       DELETE FROM ${t.inbox} WHERE session_id = $1 AND id = ANY($12::bigint[]) AND EXISTS (SELECT 1 FROM f))`
+         : ''
+     }
+     SELECT pg_notify($11, f.id || ' ' || $3) FROM f`
+}
