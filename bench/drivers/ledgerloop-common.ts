@@ -57,7 +57,7 @@ export async function openStore(v: Pick<LedgerVariant, 'store' | 'interval'>, di
   return new SqliteStore({ path: `${dir}/sessions.sqlite` })
 }
 
-type LedgerAgent = Awaited<ReturnType<ReturnType<typeof createHarness>['createAgent']>>
+export type LedgerAgent = Awaited<ReturnType<ReturnType<typeof createHarness>['createAgent']>>
 
 /** A harness whose model and tool play whichever workload is current. */
 export interface BenchHarness {

@@ -126,3 +126,21 @@ export function scalingConfigs(sizes: readonly number[], stores: readonly string
     childArgs: ['--warmup-runs', '0'],
   })))
 }
+
+/**
+ * The memory row (issue 15): a fresh process builds one session of `size` events through the loop (that is
+ * its warm-up: no separate warm-up session), GCs, then runs N measured steps on it. Its peak RSS is compared
+ * with the lowest peer's at N=1000.
+ */
+export function residentConfig(size: number): BenchConfig {
+  return {
+    id: `resident-memory-${size}`,
+    label: `ledgerloop holding ${size.toLocaleString('en-US')} events`,
+    group: 'scaling',
+    driver: built('drivers/ledgerloop-scaling.ts'),
+    variant: `memory:${size}:resident`,
+    runtime: 'node20',
+    store: 'memory; the session built through the loop in the measuring process, no other warm-up',
+    childArgs: ['--warmup-runs', '0'],
+  }
+}

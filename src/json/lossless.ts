@@ -37,6 +37,17 @@ export function checkJsonSnapshot(value: unknown): JsonSnapshotResult {
   return runPass(value, false)
 }
 
+/**
+ * Returns `s`, flattened in place when V8 holds it as a rope: a string built by `+=` (a streamed text block, a
+ * tool's output) is a tree of one 32-byte node per piece, which the log would keep for as long as the session
+ * lives. Reading a character makes V8 flatten it once (same value: nothing observable changes). Ropes are at
+ * least 13 characters long, so shorter strings are left alone.
+ */
+function flat(s: string): string {
+  if (s.length >= 13) s.charCodeAt(0)
+  return s
+}
+
 function runPass(value: unknown, freeze: boolean): JsonSnapshotResult {
   const pass: Pass = { ancestors: [], freeze, issue: undefined }
   const result = copyValue(pass, value, '$')
@@ -52,6 +63,7 @@ function fail(pass: Pass, path: string, reason: string): undefined {
 function copyValue(pass: Pass, v: unknown, path: string): JsonValue | undefined {
   switch (typeof v) {
     case 'string':
+      return flat(v)
     case 'boolean':
       return v
     case 'number':
@@ -118,6 +130,8 @@ function copyObject(pass: Pass, obj: object, path: string): JsonObject | undefin
 function isFrozenJson(v: unknown, depth: number): boolean {
   switch (typeof v) {
     case 'string':
+      flat(v)
+      return true
     case 'boolean':
       return true
     case 'number':

@@ -52,6 +52,12 @@ export class CompactRun {
     this.times = this.times.slice()
   }
 
+  /** A sealed run over the same members without this one's materialised events (seals this run first). */
+  detached(): CompactRun {
+    this.seal()
+    return new CompactRun(this.seq0, this.turn, this.step, this.template, this.times, this.items, true)
+  }
+
   /** Number of members. */
   get count(): number {
     return this.items.length
@@ -257,6 +263,19 @@ export class EventLog {
     this.seal()
     const copy = new EventLog()
     copy.#records = this.#records.slice()
+    copy.#starts = this.#starts.slice()
+    copy.#length = this.#length
+    return copy
+  }
+
+  /**
+   * Like {@link snapshot}, but its chunk runs are new objects over the same sealed members, without the events
+   * this log materialised: a copy another owner may keep without keeping those event objects alive.
+   */
+  detached(): EventLog {
+    this.seal()
+    const copy = new EventLog()
+    copy.#records = this.#records.map((record) => (record instanceof CompactRun ? record.detached() : record))
     copy.#starts = this.#starts.slice()
     copy.#length = this.#length
     return copy

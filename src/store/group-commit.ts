@@ -200,6 +200,29 @@ export class SequencedCommit {
     return this.#commit.flush()
   }
 
+  /** The seq the next append must carry. */
+  get nextSeq(): number {
+    return this.#nextSeq
+  }
+
+  /** Whether appends are refused (the writer is stopping). */
+  get stopped(): boolean {
+    return this.#stopped
+  }
+
+  /**
+   * Buffers a packed row standing for the next `count` events (its `seq0` must be the next seq): it travels to
+   * the sink in its batch like an event, and the encoder writes it as it is.
+   */
+  appendRecord(record: { readonly seq0: number }, count: number): void {
+    if (this.#stopped) throw new HarnessError(`session '${this.#id}' writer is closed`, 'SESSION_CLOSED')
+    if (record.seq0 !== this.#nextSeq) {
+      throw new HarnessError(`append of seq ${record.seq0} to session '${this.#id}' whose next seq is ${this.#nextSeq}`, 'SESSION_CORRUPT')
+    }
+    this.#nextSeq += count
+    this.#commit.append(record as unknown as SessionEvent)
+  }
+
   /** Sets the next seq (once a loaded log's length is known). */
   continueAt(seq: number): void {
     this.#nextSeq = seq

@@ -3,6 +3,8 @@ import { constants, existsSync, fsync, fsyncSync, writeSync } from 'node:fs'
 import { link, open, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
+import type { StreamChunk } from '../llm/types.js'
+import { chunkEvent } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import { FileLock } from './file-lock.js'
@@ -11,6 +13,7 @@ import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCo
 import { SessionDigest, summarizeSessionFile, summaryOf } from './session-digest.js'
 import { encodeRecordLines, headerRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
 import { SessionIndex } from './session-index.js'
+import { TextRunBuffer } from './text-run-buffer.js'
 import { sessionList } from './session-list.js'
 import { checkSeed, checkSessionId, storedSession, validateStoredLog } from './stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
@@ -263,6 +266,8 @@ class JsonlWriter implements SessionWriter {
   readonly #file: FileHandle
   readonly #lock: FileLock
   readonly #commit: SequencedCommit
+  /** Text deltas on their way into a packed row (see {@link appendText}). */
+  readonly #texts: TextRunBuffer
   readonly #indexing: WriterIndexing
   #size: number
   #indexedSize: number
@@ -278,15 +283,35 @@ class JsonlWriter implements SessionWriter {
     this.#lock = lock
     this.#indexing = indexing
     this.#commit = new SequencedCommit(header.id, nextSeq, (batch) => this.#write(batch), policy.delayMs, policy.maxDelayMs)
+    this.#texts = new TextRunBuffer(
+      policy.delayMs,
+      (event) => this.#commit.append(event),
+      (run, count) => this.#commit.appendRecord(run, count),
+    )
   }
 
   append(event: SessionEvent): void {
+    this.#texts.close()
     this.#commit.append(event)
+  }
+
+  appendChunk(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): void {
+    this.append(chunkEvent(seq, time, turn, step, chunk))
+  }
+
+  // A delta joins the open packed row (the packer would build the same row from its events at flush).
+  appendText(seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void {
+    if (!this.#policy.pack) return this.appendChunk(seq, time, turn, step, Object.freeze({ type, index, text }))
+    if (this.#commit.stopped) throw new HarnessError(`session '${this.#header.id}' writer is closed`, 'SESSION_CLOSED')
+    const expected = this.#texts.nextSeq ?? this.#commit.nextSeq
+    if (seq !== expected) throw new HarnessError(`append of seq ${seq} to session '${this.#header.id}' whose next seq is ${expected}`, 'SESSION_CORRUPT')
+    this.#texts.add(seq, time, turn, step, type, index, text)
   }
 
   // Interval mode: the batch goes to disk on the timer, not now (unless the last write failed: then the
   // caller waits for the retry and hears about a failure).
   flush(): Promise<void> {
+    this.#texts.close()
     if (this.#policy.interval && !this.#commit.failed) return Promise.resolve()
     return this.#commit.flush()
   }
@@ -294,6 +319,7 @@ class JsonlWriter implements SessionWriter {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       try {
+        this.#texts.close()
         await this.#commit.stop()
       } finally {
         await this.#file.close().catch(() => {})

@@ -13,6 +13,36 @@ interface Entry {
   log: EventLog
   updatedAt: number
   locked: boolean
+  /**
+   * Set while `log` is the open session's own log (`shareLog` of the writer `sharedBy`): how many of its
+   * events this store was given. The session pushes each event right after the writer took it, so the two
+   * agree between appends.
+   */
+  sharedUpTo: number | undefined
+  sharedBy: object | undefined
+}
+
+// What the store holds of `entry`. A shared log that got events this store was never given (its session was
+// rewired and appended without the writer) is cut back to what was written, and no longer shared.
+function storedLog(entry: Entry): EventLog {
+  if (entry.sharedUpTo !== undefined && entry.log.length > entry.sharedUpTo) unshare(entry)
+  return entry.log
+}
+
+// Stops sharing the session's log: the store keeps a copy of what it was given, which no longer grows and does
+// not hold the session's materialised chunk events.
+function unshare(entry: Entry): void {
+  const upTo = entry.sharedUpTo
+  if (upTo === undefined) return
+  entry.log = entry.log.length === upTo ? entry.log.detached() : eventLogOf(entry.log.slice(0, upTo))
+  entry.sharedUpTo = undefined
+  entry.sharedBy = undefined
+}
+
+// A read-only copy for a reader: a shared log's runs are the live session's, so the reader gets its own.
+function readerCopy(entry: Entry): EventLog {
+  const log = storedLog(entry)
+  return entry.sharedUpTo !== undefined ? log.detached() : log.snapshot()
 }
 
 const resolved: Promise<void> = Promise.resolve()
@@ -26,7 +56,7 @@ export class MemoryStore implements SessionStore {
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
     if (this.#sessions.has(header.id)) throw new HarnessError(`session '${header.id}' already exists`, 'SESSION_EXISTS')
-    const entry: Entry = { header, log: eventLogOf(seed), updatedAt: Date.now(), locked: true }
+    const entry: Entry = { header, log: eventLogOf(seed), updatedAt: Date.now(), locked: true, sharedUpTo: undefined, sharedBy: undefined }
     this.#sessions.set(header.id, entry)
     return this.#writer(entry)
   }
@@ -35,12 +65,13 @@ export class MemoryStore implements SessionStore {
     const entry = this.#get(id)
     if (entry.locked) throw new HarnessError(`session '${id}' is open in another writer`, 'SESSION_LOCKED')
     entry.locked = true
-    return Object.assign(storedSession(entry.header, entry.log.snapshot()), { writer: this.#writer(entry) })
+    unshare(entry) // a writer left open by a closed store no longer owns the log
+    return Object.assign(storedSession(entry.header, readerCopy(entry)), { writer: this.#writer(entry) })
   }
 
   async read(id: string): Promise<StoredSession> {
     const entry = this.#get(id)
-    return storedSession(entry.header, entry.log.snapshot())
+    return storedSession(entry.header, readerCopy(entry))
   }
 
   async has(id: string): Promise<boolean> {
@@ -51,7 +82,7 @@ export class MemoryStore implements SessionStore {
   async list(options?: SessionListOptions): Promise<SessionList> {
     const all = [...this.#sessions.values()].map((e) => {
       const digest = new SessionDigest()
-      digest.observe(e.log.eventsWithoutChunks(0))
+      digest.observe(storedLog(e).eventsWithoutChunks(0))
       return summaryOf(e.header, digest, e.updatedAt)
     })
     return pageOf(all.sort(newestFirst), options)
@@ -70,7 +101,10 @@ export class MemoryStore implements SessionStore {
   }
 
   async close(): Promise<void> {
-    for (const entry of this.#sessions.values()) entry.locked = false
+    for (const entry of this.#sessions.values()) {
+      unshare(entry)
+      entry.locked = false
+    }
   }
 
   #get(id: string): Entry {
@@ -81,32 +115,44 @@ export class MemoryStore implements SessionStore {
 
   #writer(entry: Entry): SessionWriter {
     let open = true
+    const self = {}
     const check = (seq: number): void => {
       if (!open) throw new HarnessError(`session '${entry.header.id}' writer is closed`, 'SESSION_CLOSED')
-      if (seq !== entry.log.length) {
-        throw new HarnessError(`append of seq ${seq} to session '${entry.header.id}' whose next seq is ${entry.log.length}`, 'SESSION_CORRUPT')
-      }
+      const next = entry.sharedBy === self ? (entry.sharedUpTo as number) : storedLog(entry).length
+      if (seq !== next) throw new HarnessError(`append of seq ${seq} to session '${entry.header.id}' whose next seq is ${next}`, 'SESSION_CORRUPT')
     }
     return {
       append(event) {
         check(event.seq)
-        entry.log.push(event)
+        if (entry.sharedBy === self) (entry.sharedUpTo as number)++
+        else entry.log.push(event)
         entry.updatedAt = event.time
       },
       appendChunk(seq, time, turn, step, chunk) {
         check(seq)
-        entry.log.pushChunk(time, turn, step, chunk)
+        if (entry.sharedBy === self) (entry.sharedUpTo as number)++
+        else entry.log.pushChunk(time, turn, step, chunk)
         entry.updatedAt = time
       },
       appendText(seq, time, turn, step, type, index, text) {
         check(seq)
-        entry.log.pushText(time, turn, step, type, index, text)
+        if (entry.sharedBy === self) (entry.sharedUpTo as number)++
+        else entry.log.pushText(time, turn, step, type, index, text)
         entry.updatedAt = time
+      },
+      // Keeps the session's own compact log instead of a second copy of every run (a long in-memory session
+      // held its chunk runs twice). Only a log that holds exactly what this store holds is taken.
+      shareLog(log) {
+        if (!open || !entry.locked || entry.sharedBy !== undefined || log === entry.log || log.length !== entry.log.length) return
+        entry.log = log
+        entry.sharedUpTo = log.length
+        entry.sharedBy = self
       },
       flush: () => resolved,
       close: async () => {
         if (!open) return
         open = false
+        if (entry.sharedBy === self) unshare(entry)
         entry.locked = false
       },
     }

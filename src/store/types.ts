@@ -21,6 +21,13 @@ export interface SessionWriter {
    * `{type, index, text}`, exactly these keys). A writer without it receives such chunks through `appendChunk`.
    */
   appendText?(seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void
+  /**
+   * @internal Optional: the harness offers the open session's own compact log, which from now on receives
+   * every event right after this writer took it (`append` / `appendChunk` / `appendText` are called first). A store that
+   * keeps its sessions in memory may hold that log instead of a copy, and must stop sharing it when the
+   * writer closes. Ignoring the offer is always correct.
+   */
+  shareLog?(log: EventLog): void
   /** Resolves once every event appended so far is durable (for file stores: written and fsynced). */
   flush(): Promise<void>
   /** Flushes, then releases the lock. Idempotent. */
