@@ -343,17 +343,24 @@ class JsonlWriter implements SessionWriter {
   // the committed length make a retry after a failure rewrite the same bytes in place; the truncate undoes a
   // partial write. A batch that ends a turn updates the session index once it is on disk.
   async #write(batch: readonly SessionEvent[]): Promise<void> {
-    const bytes = Buffer.from(encodeRecordLines(batch, this.#policy.pack), 'utf8')
+    const text = encodeRecordLines(batch, this.#policy.pack)
+    const length = Buffer.byteLength(text, 'utf8')
     try {
       const fd = this.#file.fd
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, this.#size + done)
+      // The string goes to the kernel without a Buffer of our own; a short write (rare: a full disk) finishes
+      // from an encoded copy.
+      const written = writeSync(fd, text, this.#size, 'utf8')
+      if (written < length) {
+        const bytes = Buffer.from(text, 'utf8')
+        for (let done = written; done < length; ) done += writeSync(fd, bytes, done, length - done, this.#size + done)
+      }
       if (this.#policy.blockingSync) fsyncSync(fd)
       else await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error === null ? resolve() : reject(error))))
     } catch (error) {
       await this.#file.truncate(this.#size).catch(() => {})
       throw new HarnessError(`could not write session '${this.#header.id}' to ${this.#path}: ${(error as Error).message}`, 'SESSION_WRITE_FAILED', { cause: error })
     }
-    this.#size += bytes.length
+    this.#size += length
     if (this.#indexing.digest.observe(batch)) this.#index()
   }
 }
