@@ -232,3 +232,17 @@ export function deepFreeze<T>(value: T): T {
   }
   return value
 }
+
+/**
+ * True when `value`'s enumerable string keys are exactly `keys`, in that order. Walked with for…in (V8's enum
+ * cache: no key array per call, which matters per chunk); hidden keys (non-enumerable, symbols) are not looked for.
+ * @internal
+ */
+export function hasExactKeys(value: object, keys: readonly string[]): boolean {
+  let n = 0
+  for (const key in value) {
+    if (key !== keys[n]) return false
+    n++
+  }
+  return n === keys.length
+}

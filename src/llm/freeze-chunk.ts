@@ -1,4 +1,4 @@
-import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
+import { hasExactKeys, isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import type { StreamChunk } from './types.js'
 
 /**
@@ -47,23 +47,13 @@ function copyDelta(chunk: StreamChunk): StreamChunk | undefined {
   if (typeof chunk !== 'object' || chunk === null || Object.getPrototypeOf(chunk) !== Object.prototype) return undefined
   const type = chunk.type
   const delta = type === 'text-delta' || type === 'reasoning-delta'
-  if (!(delta ? hasExactly(chunk, TEXT_KEYS) : type === 'block-start' && hasExactly(chunk, BLOCK_START_KEYS))) return undefined
+  if (!(delta ? hasExactKeys(chunk, TEXT_KEYS) : type === 'block-start' && hasExactKeys(chunk, BLOCK_START_KEYS))) return undefined
   const c = chunk as unknown as Record<string, unknown>
   const index = c['index']
   if (typeof index !== 'number' || !Number.isSafeInteger(index) || Object.is(index, -0)) return undefined
   const value = c[delta ? 'text' : 'blockType']
   if (typeof value !== 'string') return undefined
   return (delta ? Object.freeze({ type, index, text: value }) : Object.freeze({ type, index, blockType: value })) as StreamChunk
-}
-
-/** True when `value`'s enumerable string keys are exactly `keys`, in that order (for…in: no key array). */
-function hasExactly(value: object, keys: readonly string[]): boolean {
-  let n = 0
-  for (const key in value) {
-    if (key !== keys[n]) return false
-    n++
-  }
-  return n === keys.length
 }
 
 /** A frozen copy of plain JSON made of objects and scalars (each value read once), or undefined to take the general path. */
@@ -100,7 +90,7 @@ function copyPlain(value: unknown, depth: number): JsonValue | undefined {
  * nothing is read but its keys and type. The loop's way to log the most common chunk without copying it.
  */
 export function takeTextDelta(chunk: StreamChunk, take: (type: 'text-delta' | 'reasoning-delta', index: number, text: string) => void): boolean {
-  if (typeof chunk !== 'object' || chunk === null || Object.getPrototypeOf(chunk) !== Object.prototype || !hasExactly(chunk, TEXT_KEYS)) return false
+  if (typeof chunk !== 'object' || chunk === null || Object.getPrototypeOf(chunk) !== Object.prototype || !hasExactKeys(chunk, TEXT_KEYS)) return false
   const c = chunk as unknown as Record<string, unknown>
   const type = c['type']
   if (type !== 'text-delta' && type !== 'reasoning-delta') return false

@@ -146,16 +146,7 @@ export class EventLog {
    * @param event - the member's event when it was already built (kept, so reads return that same object)
    */
   pushChunk(time: number, turn: number, step: number, chunk: StreamChunk, event?: SessionEvent): void {
-    const last = this.#records[this.#records.length - 1]
-    let run: CompactRun
-    if (last instanceof CompactRun && !last.sealed && last.turn === turn && last.step === step) {
-      run = last
-    } else {
-      this.seal()
-      run = new CompactRun(this.#length, turn, step, undefined, [], [], false)
-      this.#records.push(run)
-      this.#starts.push(this.#length)
-    }
+    const run = this.#openRun(turn, step)
     const k = run.items.length
     run.times.push(time)
     run.items.push(packedPayload(run, chunk) ?? chunk)
@@ -168,20 +159,22 @@ export class EventLog {
    * when the run's template fits, as a frozen chunk otherwise. The same record {@link pushChunk} would make.
    */
   pushText(time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void {
-    const last = this.#records[this.#records.length - 1]
-    let run: CompactRun
-    if (last instanceof CompactRun && !last.sealed && last.turn === turn && last.step === step) {
-      run = last
-    } else {
-      this.seal()
-      run = new CompactRun(this.#length, turn, step, undefined, [], [], false)
-      this.#records.push(run)
-      this.#starts.push(this.#length)
-    }
+    const run = this.#openRun(turn, step)
     const t = (run.template ??= { type, index })
     run.times.push(time)
     run.items.push(t.type === type && t.index === index ? text : (Object.freeze({ type, index, text }) as StreamChunk))
     this.#length++
+  }
+
+  /** The open run of this turn and step, or a new one appended for it (the one before is sealed). */
+  #openRun(turn: number, step: number): CompactRun {
+    const last = this.#records[this.#records.length - 1]
+    if (last instanceof CompactRun && !last.sealed && last.turn === turn && last.step === step) return last
+    this.seal()
+    const run = new CompactRun(this.#length, turn, step, undefined, [], [], false)
+    this.#records.push(run)
+    this.#starts.push(this.#length)
+    return run
   }
 
   /** Appends a whole run (a loaded one: it is sealed, and may be shared with other logs). */

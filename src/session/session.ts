@@ -252,17 +252,17 @@ export class Session {
     const seq = this.#log.length
     const time = Date.now()
     const wiring = this.#wiring
-    const shown = wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
+    const shown = chunkEventsWanted(wiring)
     const compactStore = wiring?.persistChunk !== undefined
     const event = shown || (!compactStore && wiring?.persist !== undefined) ? chunkEvent(seq, time, turn, step, chunk) : undefined
     if (event !== undefined) this.#surface.validateNext(event, this.#log)
-    if (shown) wiring.validate?.(this, event as SessionEvent)
-    if (compactStore) wiring.persistChunk?.(this, seq, time, turn, step, chunk)
+    if (shown) wiring?.validate?.(this, event as SessionEvent)
+    if (compactStore) wiring?.persistChunk?.(this, seq, time, turn, step, chunk)
     else if (event !== undefined) wiring?.persist?.(this, event)
     this.#log.pushChunk(time, turn, step, chunk, shown ? event : undefined)
     this.#surface.advance(1)
     this.#eventsView = undefined
-    if (shown && wiring.publish !== undefined) {
+    if (shown && wiring?.publish !== undefined) {
       this.#publishing = true
       try {
         wiring.publish(this, event as SessionEvent)
@@ -281,7 +281,7 @@ export class Session {
    */
   appendText(turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): number {
     const wiring = this.#wiring
-    const shown = wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
+    const shown = chunkEventsWanted(wiring)
     if (this.#publishing || shown || wiring?.persistChunk === undefined || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
       return this.appendChunk(turn, step, Object.freeze({ type, index, text }), true)
     }
@@ -472,6 +472,11 @@ function takeFold(log: EventLog, known: ReadonlySet<string>): AdoptedFold | unde
   if (fold.length !== log.length || fold.records !== log.records.length) return undefined
   if (fold.known !== known) for (const type of fold.known) if (!known.has(type)) return undefined
   return fold
+}
+
+/** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */
+function chunkEventsWanted(wiring: SessionWiring | undefined): boolean {
+  return wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
 }
 
 function buildEvent(type: string, seq: number, data: JsonValue, options: AppendOptions | undefined): SessionEvent {

@@ -1,4 +1,4 @@
-import { deepFreeze } from '../json/lossless.js'
+import { deepFreeze, hasExactKeys } from '../json/lossless.js'
 import type { StreamChunk } from '../llm/types.js'
 import { CompactRun, type ChunkTemplate, type EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
@@ -113,16 +113,6 @@ function buildRun(member: Member, first: SessionEvent, dt: number[], payloads: s
   return { type: member.tag, seq0: first.seq, time0: first.time, data: { turn, step, index, dt, texts: payloads } }
 }
 
-/** True when `value`'s enumerable keys are exactly `keys`, in that order (for…in: no key array per event). */
-function hasKeys(value: object, keys: readonly string[]): boolean {
-  let n = 0
-  for (const key in value) {
-    if (key !== keys[n]) return false
-    n++
-  }
-  return n === keys.length
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
@@ -135,21 +125,21 @@ const TOOL_KEYS = ['type', 'index', 'id', 'argumentsDelta']
 
 // Only the exact shapes the decoder rebuilds may be packed: anything else must stay verbatim.
 function packableMember(event: SessionEvent): Member | undefined {
-  if (event.type !== 'assistant/chunk' || !hasKeys(event, EVENT_KEYS)) return undefined
+  if (event.type !== 'assistant/chunk' || !hasExactKeys(event, EVENT_KEYS)) return undefined
   if (!Number.isSafeInteger(event.seq) || !Number.isSafeInteger(event.time)) return undefined
   const data = event.data
-  if (!isRecord(data) || !hasKeys(data, CHUNK_DATA_KEYS)) return undefined
+  if (!isRecord(data) || !hasExactKeys(data, CHUNK_DATA_KEYS)) return undefined
   const { turn, step, chunk } = data
   if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !isRecord(chunk)) return undefined
   const index = chunk.index
   if (!Number.isSafeInteger(index)) return undefined
-  if ((chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && hasKeys(chunk, TEXT_KEYS) && typeof chunk.text === 'string') {
+  if ((chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && hasExactKeys(chunk, TEXT_KEYS) && typeof chunk.text === 'string') {
     const tag = chunk.type === 'text-delta' ? 'text-chunks' : 'reasoning-chunks'
     return { tag, turn: turn as number, step: step as number, index: index as number, id: undefined, named: false, name: undefined, payload: chunk.text }
   }
   if (chunk.type !== 'tool-call-delta' || typeof chunk.id !== 'string' || typeof chunk.argumentsDelta !== 'string') return undefined
-  const named = hasKeys(chunk, TOOL_KEYS_NAMED)
-  if (!named && !hasKeys(chunk, TOOL_KEYS)) return undefined
+  const named = hasExactKeys(chunk, TOOL_KEYS_NAMED)
+  if (!named && !hasExactKeys(chunk, TOOL_KEYS)) return undefined
   if (named && typeof chunk.name !== 'string') return undefined
   return {
     tag: 'tool-call-chunks',
@@ -226,7 +216,7 @@ export function decodeCompact(record: unknown): SessionEvent | CompactRun {
     return record as unknown as SessionEvent
   }
   const { type, seq0, time0, data } = record
-  if (!hasKeys(record, ['type', 'seq0', 'time0', 'data'])) throw new Error('a packed chunk row has unexpected keys')
+  if (!hasExactKeys(record, ['type', 'seq0', 'time0', 'data'])) throw new Error('a packed chunk row has unexpected keys')
   if (!Number.isSafeInteger(seq0) || (seq0 as number) < 0 || !Number.isSafeInteger(time0) || !isRecord(data)) {
     throw new Error('a packed chunk row needs integer seq0/time0 and a data object')
   }
@@ -235,12 +225,12 @@ export function decodeCompact(record: unknown): SessionEvent | CompactRun {
   let payloads: unknown
   let template: ChunkTemplate
   if (type === 'text-chunks' || type === 'reasoning-chunks') {
-    if (!hasKeys(data, ['turn', 'step', 'index', 'dt', 'texts'])) throw new Error(`a ${type} row has unexpected data keys`)
+    if (!hasExactKeys(data, ['turn', 'step', 'index', 'dt', 'texts'])) throw new Error(`a ${type} row has unexpected data keys`)
     payloads = data.texts
     template = { type: type === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index: index as number }
   } else if (type === 'tool-call-chunks') {
     const named = Object.hasOwn(data, 'name')
-    if (!hasKeys(data, named ? ['turn', 'step', 'index', 'id', 'name', 'dt', 'args'] : ['turn', 'step', 'index', 'id', 'dt', 'args'])) {
+    if (!hasExactKeys(data, named ? ['turn', 'step', 'index', 'id', 'name', 'dt', 'args'] : ['turn', 'step', 'index', 'id', 'dt', 'args'])) {
       throw new Error('a tool-call-chunks row has unexpected data keys')
     }
     const { id, name } = data

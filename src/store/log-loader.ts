@@ -29,6 +29,8 @@ export class LogLoader {
   // Chunks already read, by their JSON text (short ones only): identical chunks are read once and shared.
   readonly #chunks = new Map<string, StreamChunk>()
   #number = 0
+  // The envelope of the line being read (see #envelope): one object reused for every line.
+  readonly #read = { seq: 0, time: 0, turn: 0, step: 0 }
 
   /** Number of events added so far (= the seq the next record must start at). */
   get length(): number {
@@ -63,17 +65,9 @@ export class LogLoader {
    */
   addLine(line: string): number | undefined {
     if (!line.startsWith(CHUNK_PREFIX)) return line.startsWith(STEP_PREFIX) ? this.#addStep(line) : undefined
-    let p = this.#integer(line, CHUNK_PREFIX.length)
-    const seq = this.#number
-    if (p < 0 || seq !== this.#length || !line.startsWith(',"time":', p)) return undefined
-    p = this.#integer(line, p + 8)
-    const time = this.#number
-    if (p < 0 || !line.startsWith(',"data":{"turn":', p)) return undefined
-    p = this.#integer(line, p + 16)
-    const turn = this.#number
-    if (p < 0 || !line.startsWith(',"step":', p)) return undefined
-    p = this.#integer(line, p + 8)
-    const step = this.#number
+    const p = this.#envelope(line, CHUNK_PREFIX.length)
+    if (p < 0) return undefined
+    const { seq, time, turn, step } = this.#read
     const end = line.length - 2
     if (p < 0 || !line.startsWith(',"chunk":{', p) || end <= p + 9 || line.charCodeAt(end) !== CLOSE || line.charCodeAt(end + 1) !== CLOSE) return undefined
     const text = line.slice(p + 9, end)
@@ -104,17 +98,8 @@ export class LogLoader {
     if (type === undefined) return undefined
     let p = STEP_PREFIX.length + type.length - 4
     if (!line.startsWith(',"seq":', p)) return undefined
-    p = this.#integer(line, p + 7)
-    const seq = this.#number
-    if (p < 0 || seq !== this.#length || !line.startsWith(',"time":', p)) return undefined
-    p = this.#integer(line, p + 8)
-    const time = this.#number
-    if (p < 0 || !line.startsWith(',"data":{"turn":', p)) return undefined
-    p = this.#integer(line, p + 16)
-    const turn = this.#number
-    if (p < 0 || !line.startsWith(',"step":', p)) return undefined
-    p = this.#integer(line, p + 8)
-    const step = this.#number
+    p = this.#envelope(line, p + 7)
+    const { seq, time, turn, step } = this.#read
     if (p < 0 || p + 2 !== line.length || line.charCodeAt(p) !== CLOSE || line.charCodeAt(p + 1) !== CLOSE) return undefined
     this.#close()
     this.#log.push(Object.freeze({ type, seq, time, data: Object.freeze({ turn, step }) }) as unknown as SessionEvent)
@@ -162,6 +147,24 @@ export class LogLoader {
       this.#open(run.seq0, run.turn, run.step, run.template, run.times, run.items)
     }
     this.#length += run.items.length
+  }
+
+  // `SEQ,"time":TIME,"data":{"turn":TURN,"step":STEP` from `p` (just after `"seq":`), plain integers, SEQ the next
+  // seq: the four into #read; the position after STEP, or -1.
+  #envelope(line: string, p: number): number {
+    const read = this.#read
+    p = this.#integer(line, p)
+    read.seq = this.#number
+    if (p < 0 || read.seq !== this.#length || !line.startsWith(',"time":', p)) return -1
+    p = this.#integer(line, p + 8)
+    read.time = this.#number
+    if (p < 0 || !line.startsWith(',"data":{"turn":', p)) return -1
+    p = this.#integer(line, p + 16)
+    read.turn = this.#number
+    if (p < 0 || !line.startsWith(',"step":', p)) return -1
+    p = this.#integer(line, p + 8)
+    read.step = this.#number
+    return p
   }
 
   // A JSON integer of up to 15 digits (0, or no leading zero) at `p` into #number; the position after it, or -1.
