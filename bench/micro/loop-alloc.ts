@@ -24,7 +24,7 @@ import { Session as Inspector } from 'node:inspector/promises'
 import { isAbsolute, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import type { GenerateOptions, LlmAdapter, StreamChunk } from '../../src/index.js'
+import { loopModel } from './loop-model.js'
 
 type Lib = typeof import('../../src/index.js')
 interface ProfileNode {
@@ -43,44 +43,10 @@ const { values } = parseArgs({
 })
 const steps = Number(values.steps)
 const lib = (await import(pathToFileURL(isAbsolute(values.lib) ? values.lib : join(process.cwd(), values.lib)).href)) as Lib
-const K = 20
-
-function model(n: number): LlmAdapter & { calls: number } {
-  const toolStep = lib.scriptChunks({ text: Array.from({ length: K }, (_, i) => `tok${i} `), toolCalls: [{ id: 'c', name: 'noop', arguments: { n: 1 } }] })
-  const lastStep = lib.scriptChunks({ text: Array.from({ length: K }, (_, i) => `tok${i} `) })
-  const adapter = {
-    provider: 'bench',
-    calls: 0,
-    async *stream(_request: GenerateOptions): AsyncGenerator<StreamChunk> {
-      const call = ++adapter.calls
-      if (!values.plain) {
-        for (const c of call < n ? toolStep : lastStep) yield c.type === 'tool-call-delta' ? { ...c, id: `call_${call}` } : c
-        return
-      }
-      // --plain: every chunk built as it is yielded, nothing frozen (the bench's verdict-row model).
-      yield { type: 'block-start', index: 0, blockType: 'text' }
-      let text = ''
-      for (let i = 0; i < K; i++) {
-        text += `tok${i} `
-        yield { type: 'text-delta', index: 0, text: `tok${i} ` }
-      }
-      yield { type: 'block-end', index: 0, block: { type: 'text', text } }
-      if (call < n) {
-        const id = `call_${call}`
-        yield { type: 'block-start', index: 1, blockType: 'tool-call' }
-        yield { type: 'tool-call-delta', index: 1, id, name: 'noop', argumentsDelta: '{"n":1}' }
-        yield { type: 'block-end', index: 1, block: { type: 'tool-call', id, name: 'noop', arguments: '{"n":1}' } }
-      }
-      yield { type: 'usage', usage: { inputTokens: 10, outputTokens: 5 } }
-      yield { type: 'finish', reason: { kind: call < n ? 'tool-calls' : 'stop' } }
-    },
-  }
-  return adapter
-}
 
 async function once(n: number, around?: { start(): Promise<void>; stop(): Promise<void> }, beforeClose?: () => void): Promise<void> {
   const noop = lib.defineTool({ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, execute: () => 'ok' })
-  const m = model(n)
+  const m = loopModel(lib, n, values.plain)
   const harness = lib.createHarness({ adapters: [m], tools: [noop], ...(values.jsonl !== undefined ? { store: new lib.JsonlStore({ dir: values.jsonl }) } : {}) })
   const agent = await harness.createAgent({ provider: 'bench', model: 'b' })
   await around?.start()

@@ -10,7 +10,7 @@
 import { isAbsolute, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import type { GenerateOptions, LlmAdapter, StreamChunk } from '../../src/index.js'
+import { loopModel } from './loop-model.js'
 
 type Lib = typeof import('../../src/index.js')
 
@@ -28,24 +28,10 @@ const K = 20
 const useCpu = values.clock !== 'wall'
 const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000
 
-function model(lib: Lib, steps: number): LlmAdapter & { calls: number } {
-  const toolStep = lib.scriptChunks({ text: Array.from({ length: K }, (_, i) => `tok${i} `), toolCalls: [{ id: 'c', name: 'noop', arguments: { n: 1 } }] })
-  const lastStep = lib.scriptChunks({ text: Array.from({ length: K }, (_, i) => `tok${i} `) })
-  const adapter = {
-    provider: 'bench',
-    calls: 0,
-    async *stream(_request: GenerateOptions): AsyncGenerator<StreamChunk> {
-      const n = ++adapter.calls
-      for (const c of n < steps ? toolStep : lastStep) yield c.type === 'tool-call-delta' ? { ...c, id: `call_${n}` } : c
-    },
-  }
-  return adapter
-}
-
 async function once(lib: Lib, steps: number): Promise<number> {
   let toolRuns = 0
   const noop = lib.defineTool({ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, execute: () => (toolRuns++, 'ok') })
-  const m = model(lib, steps)
+  const m = loopModel(lib, steps)
   const harness = lib.createHarness({ adapters: [m], tools: [noop] })
   const agent = await harness.createAgent({ provider: 'bench', model: 'b' })
   const c0 = process.cpuUsage()
