@@ -1,7 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { requireSystemTool } from '../support/system-tools.js'
 import { cliEnv, ensureBuilt, runCli, tempHome } from './cli-process.js'
+
+const sandbox = requireSystemTool('bubblewrap', import.meta.url)
 
 beforeAll(() => ensureBuilt(), 120_000)
 
@@ -17,7 +20,7 @@ function bashScript(home: string): string {
 }
 
 describe('ledgerloop run --sandbox', () => {
-  it('runs bash in the sandbox by default: the footer says nothing, the write into the ledgerloop home stays inside', async () => {
+  it.skipIf(sandbox.skip)('runs bash in the sandbox by default: the footer says nothing, the write into the ledgerloop home stays inside', async () => {
     const home = tempHome()
     const run = await runCli(['run', '--yes', '--script', bashScript(home), 'go'], { env: cliEnv(home) })
     expect(run.code).toBe(0)

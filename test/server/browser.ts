@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext } from 'playwright-core'
+import { CHROMIUM_PATH } from '../support/system-tools.js'
 
-/** Debian's Chromium (installed by .ci/run). */
-export const CHROMIUM = '/usr/bin/chromium'
+/** Debian's Chromium (installed by .ci/run; suites skip without it, see test/support/system-tools.ts). */
+export const CHROMIUM = CHROMIUM_PATH
 
 /** Flags for a quiet, offline, sandbox-less headless Chromium (tests run as root in CI). */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']

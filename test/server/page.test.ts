@@ -1,13 +1,16 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from './browser.js'
+import { requireSystemTool } from '../support/system-tools.js'
 import { startServe, TOKEN, type ServeFixture } from './serve-fixture.js'
 
 let f: ServeFixture
 let browser: { context: BrowserContext; close: () => Promise<void> }
 const problems: string[] = []
+const browserNeeded = requireSystemTool('chromium', import.meta.url)
 
 beforeAll(async () => {
+  if (browserNeeded.skip) return
   f = await startServe()
   browser = await launchChromium()
 }, 60_000)
@@ -43,7 +46,7 @@ async function ranSession(text: string): Promise<string> {
   return id
 }
 
-describe('serve web page (headless Chromium)', { timeout: 30_000 }, () => {
+describe.skipIf(browserNeeded.skip)('serve web page (headless Chromium)', { timeout: 30_000 }, () => {
   it('lists sessions with status, last reason, turns and tokens, and drops the token from the address bar', async () => {
     const id = await ranSession('echo listed session')
     const page = await openPage()

@@ -2,6 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createScratchDatabase, type ScratchDatabase } from '../store/postgres-scratch.js'
 import { launchChromium } from './browser.js'
+import { requireSystemTool } from '../support/system-tools.js'
 import { startFleet, type Fleet } from './fleet-fixture.js'
 import { TOKEN } from './serve-fixture.js'
 
@@ -10,8 +11,10 @@ let db: ScratchDatabase
 let f: Fleet
 let browser: { context: BrowserContext; close: () => Promise<void> }
 const problems: string[] = []
+const browserNeeded = requireSystemTool('chromium', import.meta.url)
 
 beforeAll(async () => {
+  if (browserNeeded.skip) return
   db = await createScratchDatabase()
   f = await startFleet(db.url)
   browser = await launchChromium()
@@ -40,7 +43,7 @@ async function send(page: Page, text: string): Promise<void> {
   await page.click('.composer .send')
 }
 
-describe('serve web page with a worker fleet (headless Chromium)', { timeout: 45_000 }, () => {
+describe.skipIf(browserNeeded.skip)('serve web page with a worker fleet (headless Chromium)', { timeout: 45_000 }, () => {
   it('shows the streamed text while the worker runs the turn, and cancels it with the button', async () => {
     const page = await openSession()
     await send(page, 'stream a reply')
