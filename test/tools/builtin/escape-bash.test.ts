@@ -1,10 +1,12 @@
+import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { chown, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { probeSandbox } from '../../../src/tools/builtin/sandbox.js'
+import { ensureBuilt, REPO } from '../../cli/cli-process.js'
 import { call, okText, tempDir, toolsFor, type CallResult } from './helpers.js'
 
 // The escape suite for `bash` (issue 16): every attempt to reach outside the sandbox fails with a result the
@@ -325,4 +327,84 @@ describe.runIf(isRoot)('bash escape suite as root (root must not be able to undo
     expect(await readFile(path.join(outside, 'marker.txt'), 'utf8')).toBe('ORIGINAL\n')
     expect(await readFile(path.join(root, 'ws.txt'), 'utf8')).toBe('ws\n')
   })
+})
+
+// The same escapes by a user without privileges. Root drops to nobody (65534) around a node process that runs
+// the built `bash` tool; a non-root test run uses itself. Where the machine cannot do either (no setpriv, or
+// unprivileged user namespaces are switched off, so bwrap cannot start for that user) the test is skipped
+// with the reason printed.
+const NOBODY = 65534
+const asNobody = isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : []
+function nonRootUnavailable(): string | undefined {
+  if (isRoot && spawnSync('setpriv', ['--version']).status !== 0) return 'setpriv is not installed, so root cannot run a command as nobody'
+  const bwrap = spawnSync(asNobody[0] ?? 'bwrap', [...asNobody.slice(1), ...(isRoot ? ['bwrap'] : []), '--unshare-user', '--ro-bind', '/', '/', 'true'], { encoding: 'utf8' })
+  if (bwrap.status !== 0) return `bwrap cannot start for a non-root user here: ${(bwrap.stderr || bwrap.error?.message || '').trim()}`
+  return undefined
+}
+const nonRootSkip = nonRootUnavailable()
+if (nonRootSkip !== undefined) console.warn(`[escape-bash] skipped the non-root escapes: ${nonRootSkip}`)
+
+// Runs one command through the built `bash` tool in a separate node process (as nobody when we are root)
+// and returns what the tool returned.
+const CHILD = `
+const [entry, root, command] = process.argv.slice(-3)
+const { builtinTools } = await import(entry)
+const bash = builtinTools({ root, shell: true }).find((tool) => tool.name === 'bash')
+const checked = bash.validate({ command })
+try {
+  const output = await bash.execute(checked.value, { signal: new AbortController().signal, callId: 'c1', agent: { id: 'a1' } })
+  process.stdout.write(JSON.stringify({ content: output.content }))
+} catch (error) {
+  process.stdout.write(JSON.stringify({ error: error.code + ': ' + error.message }))
+}
+`
+function bashAsNonRoot(root: string, command: string, home: string): string {
+  const entry = new URL(`file://${path.join(REPO, 'dist/tools/builtin/index.js')}`).href
+  const argv = [...asNobody, process.execPath, '--input-type=module', '-e', CHILD, '--', entry, root, command]
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }
+  const child = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8', env, timeout: 30_000 })
+  if (child.status !== 0) throw new Error(`the non-root run failed (${child.status}): ${child.stderr}`)
+  const result = JSON.parse(child.stdout) as { content?: string; error?: string }
+  if (result.content === undefined) throw new Error(`bash did not run as non-root: ${result.error}`)
+  return result.content
+}
+
+describe.skipIf(nonRootSkip !== undefined)('bash escape suite as a non-root user', () => {
+  beforeAll(() => ensureBuilt(), 120_000)
+
+  it('as non-root: no capabilities, not even in a nested user namespace; mounts, umount, /proc/sys and host writes fail; workspace files belong to the user', async () => {
+    const uid = isRoot ? NOBODY : (process.getuid?.() ?? -1)
+    const home = await hostDir('ll-userhome-')
+    await mkdir(path.join(home, '.ssh'))
+    await writeFile(path.join(home, '.ssh', 'id_ed25519'), 'USER-SSH-KEY-SECRET\n')
+    const outside = await hostDir('ll-userescape-')
+    await writeFile(path.join(outside, 'marker.txt'), 'ORIGINAL\n')
+    const root = await realpath(await hostDir('ll-userws-'))
+    if (isRoot) for (const dir of [home, path.join(home, '.ssh'), path.join(home, '.ssh', 'id_ed25519'), outside, path.join(outside, 'marker.txt'), root]) await chown(dir, NOBODY, NOBODY)
+    const write = `mount -o remount,bind,rw / ; echo pwned > ${outside}/marker.txt && echo WROTE-HOST`
+    const command = [
+      'grep -E "^CapEff:" /proc/self/status; id -u',
+      `unshare -Ur sh -c 'grep CapEff /proc/self/status; mount -t tmpfs none /mnt && echo MOUNTED-TMPFS'; echo "userns=$?"`,
+      `unshare -Urm sh -c '${write}'`,
+      'umount "$HOME/.ssh"; echo "umount=$?"',
+      'cat "$HOME/.ssh/id_ed25519"',
+      `${write}; echo "remount=$?"`,
+      'echo ll-escape > /proc/sys/kernel/domainname; echo "sysctl=$?"',
+      'echo ws > ws.txt',
+    ].join('; ')
+    const text = bashAsNonRoot(root, command, home)
+    expect(text).toMatch(new RegExp(`^${uid}$`, 'm')) // control: it really ran as that user
+    expect(text).not.toMatch(/^CapEff:\s+0*[1-9a-f]/m)
+    expect(text).toMatch(/^CapEff:\s+0000000000000000$/m)
+    expect(text).toMatch(/userns=[1-9]/)
+    expect(text).not.toContain('MOUNTED-TMPFS')
+    expect(text).toMatch(/umount=[1-9]/)
+    expect(text).toMatch(/remount=[1-9]/)
+    expect(text).toMatch(/sysctl=[1-9]/)
+    expect(text).not.toMatch(/SECRET|WROTE-HOST/)
+    expect(await readFile(path.join(outside, 'marker.txt'), 'utf8')).toBe('ORIGINAL\n')
+    const made = await stat(path.join(root, 'ws.txt'))
+    expect([made.uid, made.gid]).toEqual([uid, isRoot ? NOBODY : process.getgid?.()])
+    expect(await readFile(path.join(root, 'ws.txt'), 'utf8')).toBe('ws\n')
+  }, 60_000)
 })
