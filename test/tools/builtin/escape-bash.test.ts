@@ -408,3 +408,20 @@ describe.skipIf(nonRootSkip !== undefined)('bash escape suite as a non-root user
     expect(await readFile(path.join(root, 'ws.txt'), 'utf8')).toBe('ws\n')
   }, 60_000)
 })
+
+describe('bash fails closed when bwrap cannot build the whole sandbox', () => {
+  it.each(['--unshare-user', '--disable-userns', '--cap-drop'])('a bwrap that refuses %s is SANDBOX_UNAVAILABLE and runs nothing (never a weaker sandbox)', async (option) => {
+    const root = await tempDir()
+    const real = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim()
+    expect(real).not.toBe('') // control: there is a real bwrap the fake could fall back to
+    const bin = await tempDir('ll-partial-bwrap-')
+    // Like a machine without unprivileged user namespaces, or a setuid bwrap: everything else works.
+    const fake = `#!/bin/sh\nfor arg in "$@"; do [ "$arg" = "${option}" ] && { echo "bwrap: ${option}: Operation not permitted" >&2; exit 1; }; done\nexec ${real} "$@"\n`
+    await writeFile(path.join(bin, 'bwrap'), fake, { mode: 0o755 })
+    setEnv('PATH', `${bin}:${process.env.PATH ?? ''}`)
+    const result = await call(toolsFor(root, true).bash, { command: 'touch ran' })
+    expect(result).toMatchObject({ kind: 'error', code: 'SANDBOX_UNAVAILABLE' })
+    expect(result.kind === 'error' && result.message).toContain(`${option}: Operation not permitted`)
+    expect(await readdir(root)).toEqual([])
+  })
+})
