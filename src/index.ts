@@ -77,7 +77,7 @@ export { openaiCompatibleAdapter } from './llm/adapters/openai-compatible.js'
 export type { ChatCompletionsQuirks, OpenaiCompatibleAdapterOptions } from './llm/adapters/openai-compatible.js'
 export { DEFAULT_IDLE_TIMEOUT_MS } from './llm/adapters/sse.js'
 
-export { builtinTools } from './tools/builtin/index.js'
+export { builtinTools, DEFAULT_BASH_ENV } from './tools/builtin/index.js'
 export type { BuiltinToolsOptions, NetworkPolicy, SandboxMode, ToolLimits } from './tools/builtin/index.js'
 export { DEFAULT_PERMISSION_RULES, permissionPlugin } from './plugins/permission.js'
 export type { AttributedAnswer, PermissionAnswer, PermissionDecision, PermissionDecisionData, PermissionPluginOptions, PermissionQuestion, PermissionRule, PermissionRules } from './plugins/permission.js'

@@ -14,7 +14,7 @@ import { formatCost, sessionCost, type PricingCatalogue } from '../views/cost.js
 import type { SessionEvent } from '../session/events.js'
 import type { SandboxMode } from '../tools/builtin/sandbox.js'
 import { CliError, EXIT } from './cli-error.js'
-import type { EffectiveConfig } from './config.js'
+import { bashEnvOptions, type EffectiveConfig } from './config.js'
 import type { HarnessExtensions } from './harness-extensions.js'
 import type { ModelRoute } from './providers.js'
 import { openStore, parseStoreSpec, type StoreSpec } from './store-spec.js'
@@ -84,7 +84,7 @@ export function createCliHarness(options: CliHarnessOptions): Harness {
   const { config, route } = options
   let tools
   try {
-    tools = builtinTools({ root: options.root, shell: config.shell, sandbox: options.sandbox ?? 'bwrap', network: options.network ?? false })
+    tools = builtinTools({ root: options.root, shell: config.shell, sandbox: options.sandbox ?? 'bwrap', network: options.network ?? false, ...bashEnvOptions(config) })
   } catch (error) {
     if (error instanceof HarnessError) throw new CliError(`tool root ${options.root}: ${error.message}`, EXIT.usage)
     throw error

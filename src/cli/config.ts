@@ -4,6 +4,8 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { ModelInfo, ModelPricing } from '../llm/types.js'
 import type { PermissionRules } from '../plugins/permission.js'
+import { HarnessError } from '../errors/harness-error.js'
+import { resolveShellEnvPolicy } from '../tools/builtin/shell-env.js'
 import { CliError, EXIT } from './cli-error.js'
 import { mcpServersSchema, type McpServerEntry } from './mcp-config.js'
 
@@ -44,6 +46,11 @@ export interface EffectiveConfig {
   readonly root: string
   /** Whether the `bash` tool is offered. */
   readonly shell: boolean
+  /**
+   * Environment variables `bash` gets besides the built-in allow-list: the config file's `bashEnv` and every
+   * `--bash-env NAME` (see `DEFAULT_BASH_ENV`).
+   */
+  readonly bashEnv: readonly string[]
   readonly maxSteps: number
   readonly maxTokens: number | undefined
   /** Retry plugin settings for failed model requests (attempts include the first). */
@@ -95,6 +102,8 @@ export interface ConfigFlags {
   readonly system?: string
   /** False with `--no-project-file`. */
   readonly projectFile?: boolean
+  /** `--bash-env NAME`, repeatable: added to the config file's `bashEnv`. */
+  readonly bashEnv?: readonly string[]
 }
 
 /** Steps per turn when nothing else says (a runaway loop stops here, with a message naming the budget). */
@@ -175,6 +184,7 @@ const configFileSchema = z.strictObject({
   permissions: z.strictObject({ allow: rules.optional(), ask: rules.optional(), deny: rules.optional() }).optional(),
   root: z.string().min(1).optional(),
   shell: z.boolean().optional(),
+  bashEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in *')).optional(),
   maxSteps: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
   retry: z
@@ -327,6 +337,15 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new CliError(`--header '${line.split(':')[0] ?? ''}…' is not 'Name: value'`, EXIT.usage)
     headers[name] = line.slice(colon + 1).trim()
   }
+  const bashEnv = [...new Set([...(file.bashEnv ?? []), ...(flags.bashEnv ?? [])])]
+  if (options.lenient !== true) {
+    try {
+      resolveShellEnvPolicy(bashEnv, providerKeyNames(providers))
+    } catch (error) {
+      if (!(error instanceof HarnessError)) throw error
+      throw new CliError(`${error.message} (from --bash-env or "bashEnv" in ${configFile})`, EXIT.usage)
+    }
+  }
   return {
     home,
     configFile,
@@ -339,6 +358,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     // Relative roots, from the file or a flag, are relative to where the command runs.
     root: rootSetting === undefined ? cwd : resolve(cwd, rootSetting),
     shell: file.shell ?? true,
+    bashEnv,
     maxSteps,
     maxTokens: file.maxTokens,
     retry: {
@@ -372,6 +392,20 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       system: systemSource,
     },
   }
+}
+
+/** The variables holding the configured providers' keys, built-in and the config file's. */
+function providerKeyNames(providers: Readonly<Record<string, ProviderSpec>>): string[] {
+  return [...new Set(Object.values(providers).flatMap((spec) => (spec.apiKeyEnv !== undefined ? [spec.apiKeyEnv] : [])))]
+}
+
+/**
+ * What `builtinTools` needs for the environment of `bash`: the user's additions, and every configured
+ * provider's key variable as a secret, so a key kept under a name of the user's own (`"apiKeyEnv": "WORK_LLM"`)
+ * never reaches a command, not even copied into an allowed variable.
+ */
+export function bashEnvOptions(config: Pick<EffectiveConfig, 'bashEnv' | 'providers'>): { bashEnv: readonly string[]; secretEnv: readonly string[] } {
+  return { bashEnv: config.bashEnv, secretEnv: providerKeyNames(config.providers) }
 }
 
 /** A base URL from a flag or the environment, checked like the config file's (a usage error, never a retry). */

@@ -42,6 +42,8 @@ export interface AgentFlags {
   readonly sandbox?: SandboxMode
   readonly network?: boolean
   readonly networkAsk?: boolean
+  /** `--bash-env NAME` (repeatable): more environment variables for `bash`. */
+  readonly bashEnv?: string[]
   /** Send through the store's inbox and follow the session while a worker runs it (`postgres://` stores). */
   readonly attach?: boolean
 }
@@ -100,6 +102,7 @@ export function addAgentOptions(command: Command): Command {
       .option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode)
       .option('--network', 'let sandboxed bash commands use the network')
       .option('--network-ask', "let a bash call ask for the network; the permission rules for 'network' decide (default: you are asked)")
+      .option('--bash-env <name>', 'pass this environment variable to bash too (repeatable; PREFIX_* for a prefix); provider keys are refused', collect)
       .option('--attach', "send the input through the store's inbox and follow the session while a worker runs it (postgres:// stores)"),
   )
 }
@@ -153,6 +156,7 @@ export function configFlagsOf(flags: AgentFlags): ConfigFlags {
     header: flags.header,
     system: flags.system,
     projectFile: flags.projectFile,
+    bashEnv: flags.bashEnv,
   }
   return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined)) as ConfigFlags
 }

@@ -7,7 +7,7 @@ import { isLoopbackHost } from '../../server/access-guard.js'
 import { builtinTools } from '../../tools/builtin/index.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { CLI_SYSTEM_PROMPT, cliPricing, storeSpecOf } from '../cli-harness.js'
-import { resolveConfig } from '../config.js'
+import { bashEnvOptions, resolveConfig } from '../config.js'
 import { addAgentOptions, configFlagsOf, prepareRun, type AgentFlags } from './agent-options.js'
 import { startFleetServer } from './serve-fleet.js'
 import { removeScratch } from './run.js'
@@ -78,7 +78,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   const { config, route, root } = prepared
   let tools
   try {
-    tools = builtinTools({ root, shell: config.shell, sandbox: prepared.sandbox, network: prepared.network })
+    tools = builtinTools({ root, shell: config.shell, sandbox: prepared.sandbox, network: prepared.network, ...bashEnvOptions(config) })
   } catch (error) {
     if (error instanceof HarnessError) throw new CliError(`tool root ${root}: ${error.message}`, EXIT.usage)
     throw error

@@ -15,7 +15,7 @@ import { turnScript } from '../../worker/turn-script.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { isPostgresStoreUrl, loadPostgresStoreModule } from '../store-spec.js'
 import { CLI_SYSTEM_PROMPT } from '../cli-harness.js'
-import { resolveConfig, type EffectiveConfig } from '../config.js'
+import { bashEnvOptions, resolveConfig, type EffectiveConfig } from '../config.js'
 import { loadScript, providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, type ModelRoute } from '../providers.js'
 import { positiveInteger } from './agent-options.js'
 
@@ -143,7 +143,7 @@ function workerHarnessOptions(config: EffectiveConfig, route: ModelRoute, root: 
   try {
     return {
       adapters: [route.adapter],
-      tools: builtinTools({ root, shell: config.shell }),
+      tools: builtinTools({ root, shell: config.shell, ...bashEnvOptions(config) }),
       plugins: [
         retryPlugin(config.retry),
         typeof asks === 'object'

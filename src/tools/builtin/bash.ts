@@ -9,6 +9,7 @@ import { HeadTailCapture } from './output-capture.js'
 import { killProcessGroup, trackGroup, untrackGroup } from './process-group.js'
 import { prepareProcessCap, type ProcessCap } from './process-limit.js'
 import { bwrapArguments, defaultHiddenPaths, probeSandbox, sandboxUnavailable, type SandboxMode } from './sandbox.js'
+import { shellEnv, type ShellEnvPolicy } from './shell-env.js'
 import type { Workspace } from './workspace-path.js'
 
 /** Timeout when the model gives none. */
@@ -48,11 +49,13 @@ exit "$status"
  */
 export type NetworkPolicy = boolean | 'per-call'
 
-/** How `bash` runs: the sandbox mode, when the sandbox keeps the network, and the limits. */
+/** How `bash` runs: the sandbox mode, when the sandbox keeps the network, the limits and the environment. */
 export interface BashOptions {
   readonly sandbox: SandboxMode
   readonly network: NetworkPolicy
   readonly limits: ResolvedToolLimits
+  /** Which environment variables commands get (see `shellEnv`). */
+  readonly env: ShellEnvPolicy
 }
 
 const baseParameters = z.object({
@@ -86,7 +89,8 @@ type Ending =
 /**
  * `bash {command, timeoutMs?}`: runs `bash -c command` in the workspace root in its own process group and
  * session; by default inside bubblewrap (see {@link bwrapArguments}): the host read-only, the workspace
- * writable, no network, secrets hidden, at most `limits.maxProcesses` tasks. When the sandbox cannot start,
+ * writable, no network, secrets hidden, at most `limits.maxProcesses` tasks. Commands get an allow-listed
+ * environment (`options.env`), never the harness's whole one. When the sandbox cannot start,
  * the call fails with `SANDBOX_UNAVAILABLE` and runs nothing (fail closed). On timeout (`TOOL_TIMEOUT`), on `ctx.signal` (`ABORTED`) and when background jobs outlive the
  * command, the whole group gets SIGTERM then SIGKILL, so no process is left behind. Combined output is capped
  * at head + tail with a note of the bytes cut; a non-zero exit is an `isError` result (`COMMAND_FAILED`)
@@ -109,7 +113,8 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
     async execute({ command, timeoutMs = BASH_DEFAULT_TIMEOUT_MS, network: wantsNetwork }, ctx): Promise<ToolOutput> {
       const network = options.network === true || (options.network === 'per-call' && wantsNetwork === true)
       throwIfAborted(ctx.signal)
-      const env = shellEnv()
+      // Read at each call, not once: the harness's environment may change between calls.
+      const { env, withheld } = shellEnv(process.env, options.env)
       let cap: ProcessCap | undefined
       let argv = ['bash', '-c', command]
       if (options.sandbox === 'bwrap') {
@@ -151,7 +156,8 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
           throw new HarnessError(`command was cancelled and its process group was killed.${outputSection(text, cutBytes)}`, 'ABORTED')
         }
         const sandbox = { sandbox: options.sandbox, ...(cap !== undefined ? { processLimit: cap.kind, network } : {}) }
-        return formatExit(ending, text, cutBytes, stoppedLeftovers, durationMs, sandbox)
+        // Names only, never values: they tell the user why an allowed variable was missing.
+        return formatExit(ending, text, cutBytes, stoppedLeftovers, durationMs, { ...sandbox, ...(withheld.length > 0 ? { envWithheld: withheld } : {}) })
       } finally {
         if (pgid !== undefined) untrackGroup(pgid)
         for (const stream of child.stdio) stream?.destroy()
@@ -188,7 +194,7 @@ function formatExit(
   cutBytes: number,
   stoppedLeftovers: boolean,
   durationMs: number,
-  sandbox: Record<string, string | boolean>,
+  sandbox: Record<string, string | boolean | readonly string[]>,
 ): ToolOutput {
   const status = ending.code !== null ? `exit code ${ending.code}` : `killed by signal ${ending.signal ?? 'unknown'}`
   const notes = [status]
@@ -215,14 +221,3 @@ async function within(promise: Promise<void>, ms: number): Promise<void> {
   clearTimeout(timer)
 }
 
-/**
- * The environment for commands: ours minus provider API keys. The model reads all output and the session log
- * keeps it, so a key the shell could print would leak into the log (DESIGN.md "Security").
- */
-export function shellEnv(source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [name, value] of Object.entries(source)) {
-    if (!/API_?KEY/i.test(name)) env[name] = value
-  }
-  return env
-}

@@ -8,6 +8,7 @@ import { resolveToolLimits, type ToolLimits } from './limits.js'
 import { listTool } from './list.js'
 import { readFileTool } from './read-file.js'
 import { parseSandboxMode, type SandboxMode } from './sandbox.js'
+import { resolveShellEnvPolicy } from './shell-env.js'
 import { Workspace } from './workspace-path.js'
 import { writeFileTool } from './write-file.js'
 
@@ -30,6 +31,18 @@ export interface BuiltinToolsOptions {
   readonly network?: NetworkPolicy
   /** Size, count and time limits; see {@link ToolLimits} for the defaults. */
   readonly limits?: ToolLimits
+  /**
+   * Environment variables `bash` passes on besides the defaults (`DEFAULT_BASH_ENV`: PATH, HOME, USER, LOGNAME,
+   * SHELL, LANG, LANGUAGE, LC_*, TERM, COLORTERM, NO_COLOR, TZ, TMPDIR). `PREFIX_*` adds every name with that
+   * prefix. Everything else in the environment stays out of commands, whose output the model and the log see.
+   */
+  readonly bashEnv?: readonly string[]
+  /**
+   * Variables holding secrets, above all provider keys under a name of your own: never passed to `bash`, and
+   * neither is any allowed variable whose value contains one of theirs. Names like `*API_KEY*` count as
+   * secrets without being listed.
+   */
+  readonly secretEnv?: readonly string[]
 }
 
 /**
@@ -41,13 +54,14 @@ export interface BuiltinToolsOptions {
  * ```ts
  * for (const tool of builtinTools({ root: process.cwd(), shell: true })) harness.tools.register(tool)
  * ```
- * @throws HarnessError `INVALID_CONFIG` when `root` does not exist or is not a directory, or for a bad
- *   `sandbox` or limit value
+ * @throws HarnessError `INVALID_CONFIG` when `root` does not exist or is not a directory, for a bad
+ *   `sandbox` or limit value, and for a `bashEnv` entry that is not a variable name or names a secret
  */
 export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
   const workspace = new Workspace(options.root)
   const limits = resolveToolLimits(options.limits)
   const sandbox = parseSandboxMode(options.sandbox ?? 'bwrap')
+  const env = resolveShellEnvPolicy(options.bashEnv, options.secretEnv)
   const tools = [
     erase(readFileTool(workspace, limits)),
     erase(writeFileTool(workspace, limits)),
@@ -56,7 +70,7 @@ export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
     erase(grepTool(workspace, limits)),
     erase(globTool(workspace, limits)),
   ]
-  if (options.shell === true) tools.push(erase(bashTool(workspace, { sandbox, network: parseNetworkPolicy(options.network), limits })))
+  if (options.shell === true) tools.push(erase(bashTool(workspace, { sandbox, network: parseNetworkPolicy(options.network), limits, env })))
   return tools
 }
 
@@ -72,6 +86,7 @@ export { Workspace, type WorkspacePath } from './workspace-path.js'
 export { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.js'
 export type { SandboxMode } from './sandbox.js'
 export type { NetworkPolicy } from './bash.js'
+export { DEFAULT_BASH_ENV } from './shell-env.js'
 
 /**
  * Checks a network policy given at run time (JavaScript callers, config files).

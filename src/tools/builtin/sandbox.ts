@@ -39,7 +39,9 @@ export function probeSandbox(searchPath: string = process.env.PATH ?? ''): Promi
 async function runProbe(searchPath: string): Promise<SandboxProbe> {
   const bwrap = findExecutable('bwrap', searchPath)
   if (bwrap === undefined) return { ok: false, reason: 'bwrap (bubblewrap) was not found on PATH' }
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--new-session', '--die-with-parent', 'true']
+  // The same confinement every command gets, so a bwrap that cannot build it (no user namespaces, a setuid
+  // build that refuses some option) is found here and `bash` fails closed, instead of each call failing oddly.
+  const args = [...confinementArguments(), '--unshare-net', '--ro-bind', '/', '/', ...procAndDevArguments(), 'true']
   return new Promise<SandboxProbe>((resolve) => {
     execFile(bwrap, args, { timeout: 10_000 }, (error, _stdout, stderr) => {
       if (error === null) return resolve({ ok: true, bwrap })
@@ -71,15 +73,15 @@ export interface SandboxPolicy {
 }
 
 /**
- * bubblewrap's arguments for one command: the host read-only, the workspace writable, private /tmp, fresh
- * minimal /dev and /proc (of a new pid namespace), no network unless allowed, secrets hidden, a new session,
- * and death with the parent.
+ * bubblewrap's arguments for one command: a new user namespace without capabilities (also for root), the host
+ * read-only, the workspace writable, private /tmp, fresh minimal /dev and a read-only /proc (of a new pid
+ * namespace), no network unless allowed, secrets hidden, a new session, and death with the parent.
  */
 export function bwrapArguments(policy: SandboxPolicy, command: readonly string[]): string[] {
   const { workspace } = policy
-  const args = ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts']
+  const args = confinementArguments()
   if (!policy.network) args.push('--unshare-net')
-  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp')
+  args.push('--ro-bind', '/', '/', ...procAndDevArguments(), '--tmpfs', '/tmp')
   // /run holds host daemons' sockets (docker.sock, dbus): a read-only mount does not stop connect().
   if (!policy.network && !within('/run', workspace)) args.push('--tmpfs', '/run')
   // Later mounts win: a hidden directory that contains the workspace is masked first, then the workspace is
@@ -90,6 +92,32 @@ export function bwrapArguments(policy: SandboxPolicy, command: readonly string[]
   for (const mask of masks) if (!within(mask.hidden, workspace)) args.push(...mask.args)
   args.push('--chdir', workspace, '--', ...command)
   return args
+}
+
+/**
+ * Namespaces and privileges of every sandbox. Without a user namespace of its own, a command started by root
+ * keeps all of root's capabilities inside bwrap and can simply unmount the masks or remount `/` writable. So:
+ * - `--unshare-user`: a new user namespace. bwrap maps the caller's uid and gid to themselves (root stays 0,
+ *   a user stays that user), so files created in the workspace belong to whoever ran ledgerloop.
+ * - `--cap-drop ALL`: no capabilities in that namespace either, so `mount`, `umount`, `chroot`, raw sockets and
+ *   the like are refused even for uid 0.
+ * - `--disable-userns`: no nested user namespace, the usual way to get a full capability set back
+ *   (`unshare -r`); the mounts would stay locked read-only even then, but there is no reason to allow it.
+ * - a new pid, ipc and uts namespace, a new session (no `TIOCSTI` into our terminal), death with the parent.
+ */
+function confinementArguments(): string[] {
+  return ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts']
+}
+
+/**
+ * A fresh /dev and a /proc of the new pid namespace, read-only. Inside the user namespace root is still uid 0,
+ * and uid 0 owns the sysctl files: `/proc/sys/vm/*` and friends are global and checked by owner alone, so
+ * dropping capabilities does not stop `echo 1 > /proc/sys/...`. `/proc/sys` is therefore bound read-only, and
+ * then the whole /proc is remounted read-only, which also covers other root-owned entries (`/proc/pressure`,
+ * driver files). Reading /proc and opening `/proc/self/fd/N` (`/dev/stdout`, `<(…)`) keep working.
+ */
+function procAndDevArguments(): string[] {
+  return ['--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--remount-ro', '/proc']
 }
 
 /**

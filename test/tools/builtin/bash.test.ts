@@ -2,7 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { BASH_HEAD_BYTES, BASH_TAIL_BYTES, shellEnv } from '../../../src/tools/builtin/bash.js'
+import { BASH_HEAD_BYTES, BASH_TAIL_BYTES } from '../../../src/tools/builtin/bash.js'
+import { DEFAULT_BASH_ENV, resolveShellEnvPolicy, shellEnv } from '../../../src/tools/builtin/shell-env.js'
+import { builtinTools } from '../../../src/tools/builtin/index.js'
+import { HarnessError } from '../../../src/errors/harness-error.js'
 import { HeadTailCapture } from '../../../src/tools/builtin/output-capture.js'
 import { requireSystemTool } from '../../support/system-tools.js'
 import { call, failure, okText, tempDir, toolsFor } from './helpers.js'
@@ -169,19 +172,6 @@ describe('bash', () => {
     expect(result.kind === 'ok' && result.output.meta).toMatchObject({ cutBytes: cut })
   })
 
-  it.skipIf(sandbox.skip)('keeps provider API keys out of the shell environment (they would land in the log)', async () => {
-    const root = await tempDir()
-    process.env.LEDGERLOOP_TEST_API_KEY = 'sk-do-not-leak'
-    try {
-      const text = okText(await call(toolsFor(root, true).bash, { command: 'env' }))
-      expect(text).not.toContain('sk-do-not-leak')
-      expect(text).toContain('PATH=')
-    } finally {
-      delete process.env.LEDGERLOOP_TEST_API_KEY
-    }
-    expect(shellEnv({ OPENAI_API_KEY: 'x', DEEPSEEK_APIKEY: 'y', HOME: '/h' })).toEqual({ HOME: '/h' })
-  })
-
   it('validates timeoutMs before running', async () => {
     const root = await tempDir()
     expect((await call(toolsFor(root, true).bash, { command: 'true', timeoutMs: 0 })).kind).toBe('invalid')
@@ -198,5 +188,93 @@ describe('HeadTailCapture', () => {
     for (const char of 'abcdefghijklmnopqrstuvwxyz') big.push(Buffer.from(char))
     expect(big.render()).toEqual({ text: 'abc\n\n[… 18 bytes of output cut here …]\n\nvwxyz', cutBytes: 18 })
     expect(big.total).toBe(26)
+  })
+})
+
+// Issue 22 item 11: commands get an allow-listed environment, so credentials in the harness's environment
+// (which the model could print into the log) never reach them.
+describe('bash environment', () => {
+  const SECRETS = {
+    GITHUB_TOKEN: 'ghp_SECRET_github_0001',
+    AWS_SECRET_ACCESS_KEY: 'aws-SECRET-access-0002',
+    DATABASE_URL: 'postgres://app:SECRET-db-pass-0003@db.internal/app',
+    ANTHROPIC_AUTH_TOKEN: 'sk-ant-SECRET-auth-0004',
+    LEDGERLOOP_TOKEN: 'll-SECRET-serve-0005',
+    OPENAI_API_KEY: 'sk-SECRET-openai-0006',
+  }
+  const ALLOWED = { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', LC_TIME: 'C', TZ: 'Europe/Berlin', USER: 'tester', LOGNAME: 'tester', TERM: 'dumb' }
+  const restore: Array<() => void> = []
+  function setEnv(values: Record<string, string>): void {
+    for (const [name, value] of Object.entries(values)) {
+      const before = process.env[name]
+      process.env[name] = value
+      restore.push(() => (before === undefined ? delete process.env[name] : (process.env[name] = before)))
+    }
+  }
+  afterEach(() => {
+    for (const undo of restore.splice(0).reverse()) undo()
+  })
+
+  it.each(sandboxModes)('by default passes only the allow-list: tokens, cloud keys and database URLs are absent, locale and PATH present (sandbox %s)', async (sandbox) => {
+    const root = await tempDir()
+    setEnv({ ...SECRETS, ...ALLOWED, SOME_PROJECT_SETTING: 'not-allowed-by-default' })
+    const text = okText(await call(toolsFor(root, true, { sandbox }).bash, { command: 'env' }))
+    expect(text).not.toMatch(/SECRET/)
+    for (const name of [...Object.keys(SECRETS), 'SOME_PROJECT_SETTING']) expect(text).not.toMatch(new RegExp(`^${name}=`, 'm'))
+    for (const [name, value] of Object.entries(ALLOWED)) expect(text).toMatch(new RegExp(`^${name}=${value}$`, 'm'))
+    expect(text).toMatch(/^PATH=/m)
+    expect(text).toMatch(/^HOME=/m)
+  })
+
+  it.skipIf(sandbox.skip)('bashEnv adds names and NAME_* prefixes; the secrets stay out', async () => {
+    const root = await tempDir()
+    setEnv({ ...SECRETS, CI: 'true', NPM_CONFIG_CACHE: '/var/cache/npm', NPM_CONFIG_PREFIX: '/opt/npm', NPMX: 'no' })
+    const tools = toolsFor(root, true, { bashEnv: ['CI', 'NPM_CONFIG_*', 'GITHUB_TOKEN'] })
+    const text = okText(await call(tools.bash, { command: 'env' }))
+    expect(text).toMatch(/^CI=true$/m)
+    expect(text).toMatch(/^NPM_CONFIG_CACHE=\/var\/cache\/npm$/m)
+    expect(text).toMatch(/^NPM_CONFIG_PREFIX=\/opt\/npm$/m)
+    expect(text).not.toMatch(/^NPMX=/m)
+    // Named explicitly, GITHUB_TOKEN is the user's choice; the others were not named.
+    expect(text).toMatch(/^GITHUB_TOKEN=ghp_SECRET_github_0001$/m)
+    expect(text.replace(/^GITHUB_TOKEN=.*$/m, '')).not.toMatch(/SECRET/)
+  })
+
+  it('refuses a bashEnv name that is a provider key (by name, or declared in secretEnv) with INVALID_CONFIG, and bad names too', async () => {
+    const root = await tempDir()
+    const refused = (options: { bashEnv?: unknown; secretEnv?: unknown }): string => {
+      try {
+        builtinTools({ root, shell: true, ...(options as object) })
+      } catch (error) {
+        if (error instanceof HarnessError) return `${error.code}: ${error.message}`
+        throw error
+      }
+      return 'accepted'
+    }
+    expect(refused({ bashEnv: ['DEEPSEEK_API_KEY'] })).toMatch(/^INVALID_CONFIG: bashEnv: DEEPSEEK_API_KEY holds a provider API key/)
+    expect(refused({ bashEnv: ['MY_LLM_SECRET'], secretEnv: ['MY_LLM_SECRET'] })).toMatch(/^INVALID_CONFIG: bashEnv: MY_LLM_SECRET holds a provider API key/)
+    expect(refused({ bashEnv: ['NOT-A-NAME'] })).toMatch(/^INVALID_CONFIG: bashEnv: "NOT-A-NAME" is not an environment variable name/)
+    expect(refused({ bashEnv: 'CI' })).toMatch(/^INVALID_CONFIG: bashEnv must be an array/)
+    expect(refused({ secretEnv: ['$X'] })).toMatch(/^INVALID_CONFIG: secretEnv/)
+    expect(refused({ bashEnv: ['CI', 'LC_*'], secretEnv: ['MY_LLM_SECRET'] })).toBe('accepted')
+  })
+
+  it.skipIf(sandbox.skip)('withholds an allowed variable that carries a provider key under another name, and names it (not its value) in meta', async () => {
+    const root = await tempDir()
+    const key = 'sk-custom-provider-key-SECRET-0007'
+    setEnv({ MY_LLM_SECRET: key, COPIED: key, WRAPPED: `Bearer ${key}`, CI: 'true', OPENAI_API_KEY: 'sk-SECRET-openai-0006', ALSO_COPIED: 'sk-SECRET-openai-0006' })
+    const tools = toolsFor(root, true, { bashEnv: ['COPIED', 'WRAPPED', 'CI', 'ALSO_COPIED', 'MY_*'], secretEnv: ['MY_LLM_SECRET'] })
+    const result = await call(tools.bash, { command: 'env' })
+    const text = okText(result)
+    expect(text).not.toMatch(/SECRET/)
+    expect(text).toMatch(/^CI=true$/m)
+    expect(result.kind === 'ok' && result.output.meta).toMatchObject({ envWithheld: ['ALSO_COPIED', 'COPIED', 'MY_LLM_SECRET', 'WRAPPED'] })
+  })
+
+  it('shellEnv: the documented default list, and nothing outside it', () => {
+    expect(DEFAULT_BASH_ENV).toEqual(['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_*', 'TERM', 'COLORTERM', 'NO_COLOR', 'TZ', 'TMPDIR'])
+    const source = { PATH: '/bin', HOME: '/h', LC_CTYPE: 'C', GITHUB_TOKEN: 't', SSH_AUTH_SOCK: '/run/agent', HTTP_PROXY: 'http://u:p@proxy' }
+    expect(shellEnv(source)).toEqual({ env: { PATH: '/bin', HOME: '/h', LC_CTYPE: 'C' }, withheld: [] })
+    expect(shellEnv(source, resolveShellEnvPolicy(['SSH_AUTH_SOCK']))).toEqual({ env: { PATH: '/bin', HOME: '/h', LC_CTYPE: 'C', SSH_AUTH_SOCK: '/run/agent' }, withheld: [] })
   })
 })
