@@ -92,7 +92,10 @@ describe('PostgreSQL unreachable', () => {
       expect(await codeOf(store.has('abc'))).toBe('STORE_UNAVAILABLE')
       expect(await codeOf(store.list())).toBe('STORE_UNAVAILABLE')
       expect(await codeOf(store.listening())).toBe('STORE_UNAVAILABLE')
-      const error = await store.read('abc').catch((e: unknown) => e as HarnessError)
+      const error = (await store.read('abc').then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as HarnessError
       expect(error.message).toMatch(/ECONNREFUSED/)
       expect(error.message).not.toContain('sekrit-pw')
     } finally {
@@ -155,7 +158,10 @@ describe('PostgreSQL: too many clients', () => {
       await admin(`ALTER ROLE "${role}" CONNECTION LIMIT 1`)
       await terminate('usename', role)
       await holder.connect()
-      const refused = await new pg.Client({ connectionString: url.toString() }).connect().catch((e: unknown) => e as { code?: string })
+      const refused = (await new pg.Client({ connectionString: url.toString() }).connect().then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as { code?: string } | undefined
       expect(refused?.code).toBe('53300')
 
       agent.followup('echo hi')
