@@ -103,6 +103,21 @@ describe('PostgreSQL unreachable', () => {
     }
   })
 
+  it('a store created while its database refuses connections works once the database is back', async () => {
+    await admin(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS false`)
+    const store = new PostgresStore({ connectionString: db.url, schema: 'late' })
+    try {
+      expect(await codeOf(store.ready())).toBe('STORE_UNAVAILABLE')
+      expect(await codeOf(store.list())).toBe('STORE_UNAVAILABLE')
+      await admin(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS true`)
+      await store.ready()
+      expect((await store.list()).total).toBe(0)
+    } finally {
+      await admin(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS true`)
+      await store.close()
+    }
+  })
+
   it('serve answers 503 STORE_UNAVAILABLE while the database refuses connections, and recovers when it is back', async () => {
     const store = new PostgresStore({ connectionString: db.url, schema: 'down' })
     await store.ready()

@@ -81,3 +81,39 @@ export function withStoreErrors(pool: pg.Pool): pg.Pool {
     },
   })
 }
+
+/**
+ * The store's "schema is ready" promise, attempted again by the next waiter after the database was unavailable:
+ * a store created while PostgreSQL was down (or refusing clients) works once it is back, instead of rejecting
+ * every call until the process restarts. Other failures (a schema newer than this build) are kept: retrying
+ * cannot fix them.
+ */
+export class Readiness implements PromiseLike<void> {
+  readonly #attempt: () => Promise<void>
+  #current: Promise<void>
+  #retry = false
+
+  /** @param attempt - creates or migrates the schema; called once now, and again after an unavailable failure */
+  constructor(attempt: () => Promise<void>) {
+    this.#attempt = attempt
+    this.#current = this.#start()
+  }
+
+  /** Waits for the current attempt (a fresh one when the last failed for want of a database). */
+  then<A = void, B = never>(onFulfilled?: ((value: void) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+    if (this.#retry) this.#current = this.#start()
+    return this.#current.then(onFulfilled, onRejected)
+  }
+
+  #start(): Promise<void> {
+    this.#retry = false
+    const attempt = this.#attempt().catch((error: unknown) => {
+      const mapped = storeFailure(error)
+      this.#retry = mapped instanceof HarnessError && mapped.code === 'STORE_UNAVAILABLE'
+      throw mapped
+    })
+    // Nobody may be waiting yet: the failure is someone's only once they wait.
+    attempt.catch(() => undefined)
+    return attempt
+  }
+}

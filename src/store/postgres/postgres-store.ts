@@ -15,7 +15,7 @@ import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBacken
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
 import { migrateSchema, storeTables, type StoreTables } from './schema.js'
 import { listSessions } from './session-listing.js'
-import { storeFailure, withStoreErrors, writeFailure } from './pg-errors.js'
+import { Readiness, withStoreErrors, writeFailure } from './pg-errors.js'
 
 /** Options of {@link PostgresStore}. Give `connectionString` or `pool`. */
 export interface PostgresStoreOptions {
@@ -94,7 +94,7 @@ export class PostgresStore implements SessionStore {
   readonly #claims = new Map<string, number>()
   readonly #leaseLost = new Set<LeaseLostListener>()
   readonly #hub: NotificationHub
-  readonly #ready: Promise<void>
+  readonly #ready: Readiness
   readonly #backend: WriterBackend
   /** The flush statement (see {@link flushStatement}), without and with the inbox rows it consumes. */
   readonly #flushSql: string
@@ -122,8 +122,7 @@ export class PostgresStore implements SessionStore {
     this.#flushSql = flushStatement(this.tables, false)
     this.#flushInboxSql = flushStatement(this.tables, true)
     this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel, this.tables.approvalsChannel])
-    this.#ready = migrateSchema(this.#pool, this.tables).catch((error: unknown) => Promise.reject(storeFailure(error)))
-    this.#ready.catch(() => undefined)
+    this.#ready = new Readiness(() => migrateSchema(this.#pool, this.tables))
     this.#backend = {
       flushDelayMs: this.#delayMs,
       commitBatch: (commit) => this.#commitBatch(commit),
@@ -140,7 +139,7 @@ export class PostgresStore implements SessionStore {
 
   /** Resolves once the schema exists and is current (every method waits for it; call it to fail fast). */
   ready(): Promise<void> {
-    return this.#ready
+    return Promise.resolve(this.#ready)
   }
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<PostgresWriter> {
