@@ -8,6 +8,7 @@ import { buildTimeline } from '../views/timeline.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
+import { refuseBody } from './request-validation.js'
 import type { SessionDirectory } from './session-directory.js'
 import type { ApprovalVerdict, SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
 
@@ -159,7 +160,8 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.post<{ Params: { id: string } }>(
     '/api/sessions/:id/compact',
-    { schema: { summary: 'Compact the older history of an idle session now (logged like an automatic compaction)', tags: ['input'], params: idParams } },
+    // No body: an unknown field must not pass for an option (`{"keep":…}` once ran a compaction it did not shape).
+    { schema: { summary: 'Compact the older history of an idle session now (logged like an automatic compaction); takes no body', tags: ['input'], params: idParams }, preValidation: refuseBody },
     async (request, reply) => {
       if (input.compact === undefined) {
         return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, and compacting by hand needs the running agent' } })
@@ -168,7 +170,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn', tags: ['input'], params: idParams, response: accepted } }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn; takes no body', tags: ['input'], params: idParams, response: accepted }, preValidation: refuseBody }, async (request, reply) => {
     await input.cancel(request.params.id)
     return reply.code(202).send({ accepted: true })
   })

@@ -19,7 +19,7 @@ export type {
   SessionRunStatus,
   SessionSnapshot,
 } from './session-ports.js'
-export { AccessGuard, generateToken, isLoopbackHost } from './access-guard.js'
+export { AccessGuard, generateToken, isLoopbackHost, isLoopbackHostHeader } from './access-guard.js'
 export type { AccessGuardOptions, Refusal } from './access-guard.js'
 export { eventFrame, resumePoint } from './event-stream.js'
 export type { EventStreamOptions } from './event-stream.js'

@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs'
+import type { Socket } from 'node:net'
 import swagger from '@fastify/swagger'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import { HarnessError } from '../errors/harness-error.js'
 import type { SessionStore } from '../store/types.js'
 import { AccessGuard, generateToken, isLoopbackHost } from './access-guard.js'
 import { registerApiRoutes } from './api-routes.js'
 import type { EventStreamOptions } from './event-stream.js'
-import { errorAnswer, notFound } from './http-errors.js'
+import { clientErrorResponse, errorAnswer, errorBody, notFound } from './http-errors.js'
 import { LocalSessionHost, type LocalSessionHostOptions } from './local-session-host.js'
 import { loadPageFiles } from './page-files.js'
+import { createValidatorCompiler } from './request-validation.js'
 import { SessionDirectory } from './session-directory.js'
 import type { SessionEventFeed, SessionInputPort } from './session-ports.js'
 import type { PricingCatalogue } from '../views/cost.js'
@@ -68,6 +70,27 @@ function decodedPath(url: string): string {
   }
 }
 
+/**
+ * Answers a request that Node's HTTP parser refused (Fastify's `clientErrorHandler`). The response is written,
+ * the connection half-closed, and whatever the client is still sending (the rest of a 100 KB header) is read and
+ * dropped until it closes its side: closing a socket with unread data makes the kernel send a reset, which can
+ * destroy the response before the client reads it.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  const response = socket.destroyed || !socket.writable ? undefined : clientErrorResponse(error)
+  if (response === undefined) {
+    socket.destroy()
+    return
+  }
+  socket.on('error', () => socket.destroy())
+  socket.end(response)
+  socket.resume()
+  // A client that never closes its side is cut off after a grace period.
+  const linger = setTimeout(() => socket.destroy(), 5000)
+  linger.unref()
+  socket.once('close', () => clearTimeout(linger))
+}
+
 function packageVersion(): string {
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -106,18 +129,37 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
   const guard = new AccessGuard({ token, ...(options.allowedOrigins !== undefined ? { allowedOrigins: options.allowedOrigins } : {}) })
   const page = loadPageFiles()
 
+  let closing = false
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Streams stay open until their clients leave: closing must not wait for them.
     forceCloseConnections: true,
-    // Unknown body fields are refused with a 400, not silently dropped.
-    ajv: { customOptions: { removeAdditional: false } },
+    // Fastify's own 503 while closing has its own body shape; the onRequest hook answers ours instead.
+    return503OnClosing: false,
+    // Above the longest id and call id the schemas allow, so an over-long one is a 400 from its schema rather
+    // than a route that does not match.
+    routerOptions: { maxParamLength: 500 },
+    // A URL the router cannot decode (`%ff`) or a parameter past maxParamLength never reaches a route: answered
+    // here, in the API's error shape.
+    frameworkErrors: (error, _request, reply) => {
+      const { status, body } = errorAnswer(error)
+      // The option is generic over route types that do not exist yet at this point: the reply is a plain one.
+      return (reply as FastifyReply).code(status).send(body)
+    },
+    // Requests Node's HTTP parser refuses (a header block over its limit, a request line that is not HTTP) get
+    // an answer in the same shape rather than a closed connection; see answerClientError.
+    clientErrorHandler: answerClientError,
   })
+  // Bodies are validated as sent (no coercion, unknown fields refused); paths and query strings are coerced.
+  app.setValidatorCompiler(createValidatorCompiler())
 
   app.addHook('onRequest', async (request, reply) => {
+    if (closing) return reply.code(503).header('connection', 'close').send(errorBody('SERVER_CLOSING', 'the server is shutting down'))
+    const wrongHost = guard.checkHost(request.headers)
+    if (wrongHost !== undefined) return reply.code(wrongHost.status).send(errorBody(wrongHost.code, wrongHost.message))
     const refusal = guard.checkOrigin(request.headers)
-    if (refusal !== undefined) return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } })
+    if (refusal !== undefined) return reply.code(refusal.status).send(errorBody(refusal.code, refusal.message))
     // Decide by the route that matched (the router decodes the path: `/%61pi/…` is an API route too); only
     // the page's own route is open, and only for paths that do not name the API in any spelling.
     const pageRoute = request.routeOptions.url === '/*' && !/^\/+api(\/|$)/i.test(decodedPath(request.url))
@@ -125,7 +167,7 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
     const query = request.query as Record<string, unknown> | undefined
     const queryToken = typeof query?.token === 'string' ? query.token : undefined
     const denied = guard.checkToken(request.headers, queryToken)
-    if (denied !== undefined) return reply.code(denied.status).send({ error: { code: denied.code, message: denied.message } })
+    if (denied !== undefined) return reply.code(denied.status).send(errorBody(denied.code, denied.message))
     // The token is not a parameter of any route: it must not trip a route's query validation.
     if (query !== undefined) delete query.token
     return undefined
@@ -138,7 +180,9 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
   })
   app.setErrorHandler((error, _request, reply) => {
     const { status, body } = errorAnswer(error)
-    if (status >= 500) process.stderr.write(`ledgerloop serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    // A 500 is a bug worth its stack; a 503 (database unreachable, shutting down) is a state, one line says it.
+    if (status === 500) process.stderr.write(`ledgerloop serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    else if (status > 500) process.stderr.write(`ledgerloop serve: ${body.error.code}: ${body.error.message}\n`)
     return reply.code(status).send(body)
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send(notFound(`no route ${request.method} ${request.url.split('?')[0] ?? ''}`)))
@@ -186,6 +230,7 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
       return token === undefined ? `${base}/` : `${base}/?token=${encodeURIComponent(token)}`
     },
     async close() {
+      closing = true
       await app.close()
       await sessions.close?.()
     },

@@ -15,6 +15,7 @@ import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBacken
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
 import { migrateSchema, storeTables, type StoreTables } from './schema.js'
 import { listSessions } from './session-listing.js'
+import { Readiness, withStoreErrors, writeFailure } from './pg-errors.js'
 
 /** Options of {@link PostgresStore}. Give `connectionString` or `pool`. */
 export interface PostgresStoreOptions {
@@ -93,7 +94,7 @@ export class PostgresStore implements SessionStore {
   readonly #claims = new Map<string, number>()
   readonly #leaseLost = new Set<LeaseLostListener>()
   readonly #hub: NotificationHub
-  readonly #ready: Promise<void>
+  readonly #ready: Readiness
   readonly #backend: WriterBackend
   /** The flush statement (see {@link flushStatement}), without and with the inbox rows it consumes. */
   readonly #flushSql: string
@@ -115,14 +116,13 @@ export class PostgresStore implements SessionStore {
     this.#knownTypes = options.knownTypes === undefined ? undefined : [...options.knownTypes]
     this.ownerId = options.ownerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.#ownsPool = options.pool === undefined
-    this.#pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 })
+    this.#pool = withStoreErrors(options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 }))
     // An idle pooled connection that dies (server restart) must not crash the process: the next query reconnects.
     if (this.#ownsPool) this.#pool.on('error', () => undefined)
     this.#flushSql = flushStatement(this.tables, false)
     this.#flushInboxSql = flushStatement(this.tables, true)
     this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel, this.tables.approvalsChannel])
-    this.#ready = migrateSchema(this.#pool, this.tables)
-    this.#ready.catch(() => undefined)
+    this.#ready = new Readiness(() => migrateSchema(this.#pool, this.tables))
     this.#backend = {
       flushDelayMs: this.#delayMs,
       commitBatch: (commit) => this.#commitBatch(commit),
@@ -139,7 +139,7 @@ export class PostgresStore implements SessionStore {
 
   /** Resolves once the schema exists and is current (every method waits for it; call it to fail fast). */
   ready(): Promise<void> {
-    return this.#ready
+    return Promise.resolve(this.#ready)
   }
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<PostgresWriter> {
@@ -481,7 +481,7 @@ export class PostgresStore implements SessionStore {
     } catch (error) {
       // The second fence: someone else already wrote one of these seqs.
       if ((error as { code?: string }).code === '23505') throw this.#leaseLostError(commit.id, commit.epoch, error)
-      throw error
+      throw writeFailure(commit.id, error)
     }
     if (done.rowCount === 1) return
     const found = await this.#pool.query<{ epoch: number; head_seq: number }>(`SELECT epoch, head_seq FROM ${t.sessions} WHERE id = $1`, [commit.id])
@@ -571,7 +571,6 @@ export class PostgresStore implements SessionStore {
     return `PostgreSQL schema "${this.tables.schema}"`
   }
 }
-
 
 /**
  * The statement of one flush, fenced: the `sessions` row is updated only at the writer's epoch and head, and the

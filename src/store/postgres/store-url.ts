@@ -28,10 +28,13 @@ export async function openPostgresStoreFromUrl(url: string, options: Omit<Postgr
     await store.ready()
   } catch (error) {
     await store.close().catch(() => undefined)
-    if (error instanceof HarnessError) throw error
+    // The store's own STORE_UNAVAILABLE does not say which database: this message does (without the password).
+    if (error instanceof HarnessError && error.code !== 'STORE_UNAVAILABLE') throw error
     const safe = new URL(parsed.toString())
     safe.password = ''
-    throw new HarnessError(`cannot use the PostgreSQL store at ${safe.toString()}: ${(error as Error).message}`, 'STORE_UNAVAILABLE', { cause: error })
+    const cause = error instanceof HarnessError ? error.cause : error
+    const why = cause instanceof Error && cause.message !== '' ? cause.message : (error as Error).message
+    throw new HarnessError(`cannot use the PostgreSQL store at ${safe.toString()}: ${why}`, 'STORE_UNAVAILABLE', { cause: error })
   }
   return store
 }
