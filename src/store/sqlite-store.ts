@@ -25,7 +25,10 @@ export interface SqliteStoreOptions {
   readonly flushDelayMs?: number
   /** How long a writer's lease lasts without renewal (default 30 s; renewed every third of it). */
   readonly leaseMs?: number
-  /** How long to wait for another connection's write transaction (default 5 s). */
+  /**
+   * How long to wait for another connection's write transaction (default 5 s); also how long opening waits for
+   * a database another process is creating or switching to WAL (then `STORE_UNAVAILABLE`).
+   */
   readonly busyTimeoutMs?: number
   /** Plugin event types to accept on load without `ignorable`. */
   readonly knownTypes?: Iterable<string>
@@ -68,7 +71,9 @@ interface SessionRow {
  * `events` one row per stored record (an event, or a packed chunk run as in the JSONL store), keyed by its
  * first seq. Group commit as in {@link JsonlStore}: one `BEGIN IMMEDIATE` transaction per flush. One writer per
  * session through the lease (`SESSION_LOCKED` for a second one; an expired lease, or one held by a dead process
- * on this host, is taken over).
+ * on this host, is taken over). A damaged database is `SESSION_CORRUPT` naming the file, as is a session whose
+ * `next_seq` disagrees with its rows; a write SQLite refuses (disk full, I/O error, read-only) is
+ * `SESSION_WRITE_FAILED` with the SqliteError as `cause`.
  * @example
  * ```ts
  * import { SqliteStore } from 'ledgerloop/sqlite'
