@@ -97,7 +97,7 @@ function expectRefused(run: CliRun, path: string, detail?: RegExp): void {
 
 describe('a damaged SQLite database', () => {
   for (const [damage, apply] of Object.entries(DAMAGE)) {
-    it(`${damage}: every command refuses it in one line with SESSION_CORRUPT and the path`, async () => {
+    it(`${damage}: sessions, inspect, verify and run -c refuse it in one line with SESSION_CORRUPT and the path (sessions lists the others when one session's events are hit)`, async () => {
       const runs = Object.entries(COMMANDS).map(async ([command, args]) => {
         const path = damaged(damage, apply)
         const run = await runCli([...args(sessionId.slice(0, 8)), '--store', `sqlite:${path}`], { env, cwd: home })
