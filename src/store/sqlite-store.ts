@@ -25,7 +25,10 @@ export interface SqliteStoreOptions {
   readonly flushDelayMs?: number
   /** How long a writer's lease lasts without renewal (default 30 s; renewed every third of it). */
   readonly leaseMs?: number
-  /** How long to wait for another connection's write transaction (default 5 s). */
+  /**
+   * How long to wait for another connection's write transaction (default 5 s); also how long opening waits for
+   * a database another process is creating or switching to WAL (then `STORE_UNAVAILABLE`).
+   */
   readonly busyTimeoutMs?: number
   /** Plugin event types to accept on load without `ignorable`. */
   readonly knownTypes?: Iterable<string>
@@ -68,7 +71,9 @@ interface SessionRow {
  * `events` one row per stored record (an event, or a packed chunk run as in the JSONL store), keyed by its
  * first seq. Group commit as in {@link JsonlStore}: one `BEGIN IMMEDIATE` transaction per flush. One writer per
  * session through the lease (`SESSION_LOCKED` for a second one; an expired lease, or one held by a dead process
- * on this host, is taken over).
+ * on this host, is taken over). A damaged database is `SESSION_CORRUPT` naming the file, as is a session whose
+ * `next_seq` disagrees with its rows; a write SQLite refuses (disk full, I/O error, read-only) is
+ * `SESSION_WRITE_FAILED` with the SqliteError as `cause`.
  * @example
  * ```ts
  * import { SqliteStore } from 'ledgerloop/sqlite'
@@ -98,67 +103,93 @@ export class SqliteStore implements SessionStore {
     // Like JsonlStore's directory: a missing parent is created, private to this user.
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 })
     createPrivateFile(this.path)
-    this.#db = new Database(this.path, { timeout: options.busyTimeoutMs ?? 5000 })
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+    // The timeout option sets busy_timeout when the connection opens: before the journal-mode switch below.
+    this.#db = new Database(this.path, { timeout: busyTimeoutMs })
     try {
-      this.#configure()
+      this.#configure(Date.now() + busyTimeoutMs)
     } catch (error) {
       this.#db.close()
-      throw error
+      if (error instanceof Database.SqliteError && BUSY.test(error.code)) {
+        throw new HarnessError(`${this.path} stayed locked by another connection for more than ${busyTimeoutMs} ms while opening it: ${error.message}`, 'STORE_UNAVAILABLE', { cause: error })
+      }
+      throw storeError(error, this.path, 'opening it', true)
     }
   }
 
-  #configure(): void {
+  // Several processes may open one new file at once (two CLI commands, a server and a worker). Everything that
+  // writes the schema runs in one BEGIN IMMEDIATE transaction that looks at the schema again inside it, so the
+  // second opener waits for the first one's lock and then finds the work done; checked outside a lock, both saw
+  // no listing columns and the second ALTER TABLE failed with "duplicate column name". An up-to-date database,
+  // the usual case, is only read.
+  #configure(deadline: number): void {
     const db = this.#db
-    setPragma(db, 'journal_mode', 'wal')
+    switchToWal(db, deadline)
     // FULL: a commit returns only after the WAL is fsynced (the durability the flush promises).
     setPragma(db, 'synchronous', 2)
     setPragma(db, 'foreign_keys', 1)
+    // One read transaction: the mark, the version and the tables seen in a single snapshot, never half of
+    // another opener's schema transaction.
+    if (whileBusy(deadline, () => db.transaction(() => this.#schemaState())()) === 'current') return
+    whileBusy(deadline, () =>
+      db
+        .transaction(() => {
+          const state = this.#schemaState()
+          if (state === 'current') return
+          if (state === 'empty') {
+            db.exec(SCHEMA)
+            db.pragma(`application_id = ${APPLICATION_ID}`)
+            db.pragma(`user_version = ${SCHEMA_VERSION}`)
+          }
+          this.#addListingColumns()
+        })
+        .immediate(),
+    )
+  }
+
+  /** What the database holds: nothing yet, our schema without the listing columns, or the current schema. */
+  #schemaState(): 'empty' | 'without-listing' | 'current' {
+    const db = this.#db
     const appId = db.pragma('application_id', { simple: true }) as number
     const version = db.pragma('user_version', { simple: true }) as number
     if (appId === 0 && version === 0) {
       const tables = db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }
       if (tables.n > 0) throw new HarnessError(`${this.path} is a database of something else (it has tables but no ledgerloop mark)`, 'SESSION_VERSION')
-      db.transaction(() => {
-        db.exec(SCHEMA)
-        db.pragma(`application_id = ${APPLICATION_ID}`)
-        db.pragma(`user_version = ${SCHEMA_VERSION}`)
-      }).immediate()
-    } else if (appId !== APPLICATION_ID) {
-      throw new HarnessError(`${this.path} is not a ledgerloop session database (application_id ${appId})`, 'SESSION_VERSION')
-    } else if (version !== SCHEMA_VERSION) {
+      return 'empty'
+    }
+    if (appId !== APPLICATION_ID) throw new HarnessError(`${this.path} is not a ledgerloop session database (application_id ${appId})`, 'SESSION_VERSION')
+    if (version !== SCHEMA_VERSION) {
       throw new HarnessError(`${this.path} has session schema version ${version}; this build of ledgerloop reads version ${SCHEMA_VERSION}`, 'SESSION_VERSION')
     }
-    this.#addListingColumns()
+    const columns = (db.prepare('PRAGMA table_info(sessions)').all() as { name: string }[]).map((c) => c.name)
+    return columns.includes('first_prompt') ? 'current' : 'without-listing'
   }
 
   // The listing columns (first prompt, turns, last reason) and the index behind `list`'s ORDER BY. Added in
   // place (additive: older builds ignore them) and filled once from the stored lines of existing sessions:
-  // only user-message and turn-end lines are read, found by their stored prefix.
+  // only user-message and turn-end lines are read, found by their stored prefix. Runs inside #configure's
+  // locked transaction.
   #addListingColumns(): void {
     const db = this.#db
-    const columns = (db.prepare('PRAGMA table_info(sessions)').all() as { name: string }[]).map((c) => c.name)
-    if (columns.includes('first_prompt')) return
-    db.transaction(() => {
-      db.exec(`
-        ALTER TABLE sessions ADD COLUMN first_prompt TEXT;
-        ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE sessions ADD COLUMN last_reason TEXT;
-        CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at DESC, id);
-      `)
-      const lines = db.prepare(`SELECT line FROM events WHERE session_id = ? AND (line LIKE '{"type":"user/message"%' OR line LIKE '{"type":"turn/end"%') ORDER BY seq`)
-      const update = db.prepare('UPDATE sessions SET first_prompt = ?, turns = ?, last_reason = ? WHERE id = ?')
-      for (const { id } of db.prepare('SELECT id FROM sessions').all() as { id: string }[]) {
-        const digest = new SessionDigest()
-        for (const { line } of lines.all(id) as { line: string }[]) {
-          try {
-            digest.observe([JSON.parse(line) as SessionEvent])
-          } catch {
-            // a damaged row: read() reports it; the listing goes without
-          }
+    db.exec(`
+      ALTER TABLE sessions ADD COLUMN first_prompt TEXT;
+      ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN last_reason TEXT;
+      CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at DESC, id);
+    `)
+    const lines = db.prepare(`SELECT line FROM events WHERE session_id = ? AND (line LIKE '{"type":"user/message"%' OR line LIKE '{"type":"turn/end"%') ORDER BY seq`)
+    const update = db.prepare('UPDATE sessions SET first_prompt = ?, turns = ?, last_reason = ? WHERE id = ?')
+    for (const { id } of db.prepare('SELECT id FROM sessions').all() as { id: string }[]) {
+      const digest = new SessionDigest()
+      for (const { line } of lines.all(id) as { line: string }[]) {
+        try {
+          digest.observe([JSON.parse(line) as SessionEvent])
+        } catch {
+          // a damaged row: read() reports it; the listing goes without
         }
-        update.run(digest.firstPrompt ?? null, digest.turns, digest.lastReason, id)
       }
-    }).immediate()
+      update.run(digest.firstPrompt ?? null, digest.turns, digest.lastReason, id)
+    }
   }
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
@@ -168,35 +199,39 @@ export class SqliteStore implements SessionStore {
     const now = Date.now()
     const digest = new SessionDigest()
     digest.observe(seed)
-    this.#db
-      .transaction(() => {
-        if (this.#row(header.id) !== undefined) throw new HarnessError(`session '${header.id}' already exists in ${this.path}`, 'SESSION_EXISTS')
-        this.#db
-          .prepare(
-            'INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires, first_prompt, turns, last_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          )
-          .run(header.id, headerRecord(header), header.createdAt, now, seed.length, JSON.stringify(holder), now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason)
-        this.#insert(header.id, seed)
-      })
-      .immediate()
+    this.#guard(`creating session '${header.id}'`, true, () =>
+      this.#db
+        .transaction(() => {
+          if (this.#row(header.id) !== undefined) throw new HarnessError(`session '${header.id}' already exists in ${this.path}`, 'SESSION_EXISTS')
+          this.#db
+            .prepare(
+              'INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires, first_prompt, turns, last_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            )
+            .run(header.id, headerRecord(header), header.createdAt, now, seed.length, JSON.stringify(holder), now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason)
+          this.#insert(header.id, seed)
+        })
+        .immediate(),
+    )
     return this.#track(new SqliteWriter(this, header.id, seed.length, holder))
   }
 
   async open(id: string): Promise<StoredSession & { readonly writer: SessionWriter }> {
     checkSessionId(id)
     const holder = currentHolder()
-    this.#db
-      .transaction(() => {
-        const row = this.#row(id)
-        if (row === undefined) throw notFound(id, this.path)
-        const current = row.lease_owner === null ? undefined : parseHolder(row.lease_owner)
-        const expired = row.lease_expires === null || row.lease_expires <= Date.now()
-        if (current !== undefined && !expired && !holderIsDead(current)) {
-          throw new HarnessError(`session '${id}' is open in another writer: ${describeHolder(current)} holds its lease in ${this.path}`, 'SESSION_LOCKED')
-        }
-        this.#db.prepare('UPDATE sessions SET lease_owner = ?, lease_expires = ? WHERE id = ?').run(JSON.stringify(holder), Date.now() + this.#leaseMs, id)
-      })
-      .immediate()
+    this.#guard(`taking the lease of session '${id}'`, true, () =>
+      this.#db
+        .transaction(() => {
+          const row = this.#row(id)
+          if (row === undefined) throw notFound(id, this.path)
+          const current = row.lease_owner === null ? undefined : parseHolder(row.lease_owner)
+          const expired = row.lease_expires === null || row.lease_expires <= Date.now()
+          if (current !== undefined && !expired && !holderIsDead(current)) {
+            throw new HarnessError(`session '${id}' is open in another writer: ${describeHolder(current)} holds its lease in ${this.path}`, 'SESSION_LOCKED')
+          }
+          this.#db.prepare('UPDATE sessions SET lease_owner = ?, lease_expires = ? WHERE id = ?').run(JSON.stringify(holder), Date.now() + this.#leaseMs, id)
+        })
+        .immediate(),
+    )
     const writer = this.#track(new SqliteWriter(this, id, 0, holder))
     try {
       const loaded = this.#load(id)
@@ -215,7 +250,7 @@ export class SqliteStore implements SessionStore {
 
   async has(id: string): Promise<boolean> {
     checkSessionId(id)
-    return this.#row(id) !== undefined
+    return this.#guard(`looking up session '${id}'`, false, () => this.#row(id)) !== undefined
   }
 
   /**
@@ -228,10 +263,12 @@ export class SqliteStore implements SessionStore {
     const params = search === '' ? {} : { search }
     const limit = options.limit === undefined ? -1 : Math.max(0, options.limit)
     const offset = Math.max(0, options.offset ?? 0)
-    const rows = this.#db
-      .prepare(`SELECT id, header, created_at, updated_at, first_prompt, turns, last_reason FROM sessions ${where} ORDER BY updated_at DESC, id LIMIT @limit OFFSET @offset`)
-      .all({ ...params, limit, offset }) as { id: string; header: string; created_at: number; updated_at: number; first_prompt: string | null; turns: number; last_reason: string | null }[]
-    const total = (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n
+    const { rows, total } = this.#guard('listing sessions', false, () => ({
+      rows: this.#db
+        .prepare(`SELECT id, header, created_at, updated_at, first_prompt, turns, last_reason FROM sessions ${where} ORDER BY updated_at DESC, id LIMIT @limit OFFSET @offset`)
+        .all({ ...params, limit, offset }) as { id: string; header: string; created_at: number; updated_at: number; first_prompt: string | null; turns: number; last_reason: string | null }[],
+      total: (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n,
+    }))
     return sessionList(
       rows.map((r) => {
         const base = {
@@ -255,7 +292,7 @@ export class SqliteStore implements SessionStore {
 
   async close(): Promise<void> {
     const results = await Promise.allSettled([...this.#writers].map((w) => w.close()))
-    if (this.#db.open) this.#db.close()
+    if (this.#db.open) this.#guard('closing it', false, () => this.#db.close())
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failed !== undefined) throw failed.reason
   }
@@ -263,6 +300,15 @@ export class SqliteStore implements SessionStore {
   /** @internal One flush: a single BEGIN IMMEDIATE transaction that checks the lease and the next seq. */
   commitBatch(id: string, holder: LockHolder, batch: readonly SessionEvent[]): void {
     const first = batch[0] as SessionEvent
+    try {
+      this.#commit(id, holder, first, batch)
+    } catch (error) {
+      // The transaction rolled back: nothing of the batch is stored, and the next flush retries it.
+      throw storeError(error, this.path, `writing session '${id}'`, true)
+    }
+  }
+
+  #commit(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[]): void {
     this.#db
       .transaction(() => {
         const row = this.#row(id)
@@ -288,13 +334,17 @@ export class SqliteStore implements SessionStore {
   /** @internal Extends a live writer's lease (runs on a timer between flushes). */
   renewLease(id: string, holder: LockHolder): void {
     if (!this.#db.open) return
-    this.#db.prepare('UPDATE sessions SET lease_expires = ? WHERE id = ? AND lease_owner = ?').run(Date.now() + this.#leaseMs, id, JSON.stringify(holder))
+    this.#guard(`renewing the lease of session '${id}'`, true, () =>
+      this.#db.prepare('UPDATE sessions SET lease_expires = ? WHERE id = ? AND lease_owner = ?').run(Date.now() + this.#leaseMs, id, JSON.stringify(holder)),
+    )
   }
 
   /** @internal Gives a lease up, if it is still ours. */
   releaseLease(id: string, holder: LockHolder): void {
     if (!this.#db.open) return
-    this.#db.prepare('UPDATE sessions SET lease_owner = NULL, lease_expires = NULL WHERE id = ? AND lease_owner = ?').run(id, JSON.stringify(holder))
+    this.#guard(`releasing the lease of session '${id}'`, true, () =>
+      this.#db.prepare('UPDATE sessions SET lease_owner = NULL, lease_expires = NULL WHERE id = ? AND lease_owner = ?').run(id, JSON.stringify(holder)),
+    )
   }
 
   /** @internal */
@@ -310,6 +360,15 @@ export class SqliteStore implements SessionStore {
   /** @internal */
   untrack(writer: SqliteWriter): void {
     this.#writers.delete(writer)
+  }
+
+  /** Runs `work` on the database with SQLite's failures turned into the store's errors ({@link storeError}). */
+  #guard<T>(doing: string, writing: boolean, work: () => T): T {
+    try {
+      return work()
+    } catch (error) {
+      throw storeError(error, this.path, doing, writing)
+    }
   }
 
   #track(writer: SqliteWriter): SqliteWriter {
@@ -329,16 +388,22 @@ export class SqliteStore implements SessionStore {
   }
 
   #load(id: string): StoredSession {
-    const row = this.#row(id)
-    if (row === undefined) throw notFound(id, this.path)
+    return this.#guard(`reading session '${id}'`, false, () => this.#loadRows(id))
+  }
+
+  #loadRows(id: string): StoredSession {
     const where = (seq: number): string => `${this.path} (session '${id}', row seq ${seq})`
-    const header = parseHeaderRecord(row.header, id, `${this.path} (session '${id}' header)`)
     const loader = new LogLoader()
     const rowStarts: number[] = []
-    // Rows are read a page at a time as [seq, line] arrays, in one read transaction (one snapshot): a native call
-    // per page rather than per row, and no row objects. Packed rows and chunk rows decode straight into compact runs.
+    // The session row and its events are read in one read transaction (one snapshot), so that the row's next_seq
+    // and the rows can be compared even while another connection commits. Rows are read a page at a time as
+    // [seq, line] arrays: a native call per page rather than per row, and no row objects. Packed rows and chunk
+    // rows decode straight into compact runs.
     const page = this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?').raw(true)
-    this.#db.transaction(() => {
+    const { row, header } = this.#db.transaction(() => {
+      const row = this.#row(id)
+      if (row === undefined) throw notFound(id, this.path)
+      const header = parseHeaderRecord(row.header, id, `${this.path} (session '${id}' header)`)
       for (let from = 0; ; ) {
         const rows = page.all(id, from, PAGE_ROWS) as [number, string][]
         for (const [seq, line] of rows) {
@@ -357,7 +422,17 @@ export class SqliteStore implements SessionStore {
         if (rows.length < PAGE_ROWS) break
         from = (rows[rows.length - 1] as [number, string])[0] + 1
       }
+      return { row, header }
     })()
+    // Every commit moves next_seq with the rows it inserts. A counter that disagrees with them would make every
+    // later flush of this session fail ("continues at seq …"), so the session is refused here, before a writer
+    // gets it and before a turn starts: neither the counter nor the rows can be trusted to say which is right.
+    if (row.next_seq !== loader.length) {
+      throw new HarnessError(
+        `${this.path} (session '${id}'): the session row says the next seq is ${row.next_seq}, but its events hold ${loader.length === 0 ? 'no seq' : `seqs 0..${loader.length - 1}`} (${loader.length} events); the counter and the log disagree`,
+        'SESSION_CORRUPT',
+      )
+    }
     const log = loader.finish()
     const locate = (seq: number): string => where(rowStarts.filter((s) => s <= seq).pop() ?? 0)
     validateStoredLog(header, log, locate, this.#knownTypes)
@@ -416,6 +491,42 @@ class SqliteWriter implements SessionWriter {
   }
 }
 
+/** SQLite's "another connection holds the lock" codes (better-sqlite3 reports extended codes). */
+const BUSY = /^SQLITE_(BUSY|LOCKED)/
+
+/** Sleeps without yielding: the constructor that waits is synchronous, like better-sqlite3's own busy wait. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+/**
+ * Runs `step` again while SQLite answers SQLITE_BUSY / SQLITE_LOCKED, until `deadline`. The busy handler
+ * (busy_timeout) covers most waits, but not all: SQLite returns SQLITE_BUSY at once where waiting could
+ * deadlock, or while another connection is changing the journal mode or recovering the WAL.
+ */
+function whileBusy<T>(deadline: number, step: () => T): T {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return step()
+    } catch (error) {
+      if (!(error instanceof Database.SqliteError) || !BUSY.test(error.code) || Date.now() >= deadline) throw error
+    }
+    // Short at first, with jitter so that openers that collided do not collide again in step.
+    pause(Math.min(2 ** attempt, 50) + Math.floor(Math.random() * 5))
+  }
+}
+
+// Switching a new file to WAL needs it to itself. Under contention the pragma either fails with SQLITE_BUSY or
+// succeeds without switching (it answers the mode it left in place), so both are retried until the deadline.
+function switchToWal(db: Database.Database, deadline: number): void {
+  for (let attempt = 0; ; attempt++) {
+    const mode = String(whileBusy(deadline, () => db.pragma('journal_mode = wal', { simple: true }))).toLowerCase()
+    if (mode === 'wal') return
+    if (Date.now() >= deadline) throw new HarnessError(`could not set PRAGMA journal_mode = wal (it is ${mode})`, 'INVALID_CONFIG')
+    pause(Math.min(2 ** attempt, 50) + Math.floor(Math.random() * 5))
+  }
+}
+
 function setPragma(db: Database.Database, name: string, value: string | number): void {
   db.pragma(`${name} = ${value}`)
   const actual = db.pragma(name, { simple: true }) as string | number
@@ -433,6 +544,27 @@ function createPrivateFile(path: string): void {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     checkPrivateFile(path, lstatSync(path))
   }
+}
+
+/** Failures of a write that leave the database as it was: the disk, the file or the lock would not let it happen. */
+const WRITE_FAILURES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|PERM|BUSY|LOCKED|NOMEM)/
+
+/**
+ * The store's error for what better-sqlite3 threw while `doing` something: a damaged file (SQLITE_CORRUPT…,
+ * SQLITE_NOTADB) is `SESSION_CORRUPT` naming the file, whatever the operation; a write refused by the disk, the
+ * file system or another connection's lock is `SESSION_WRITE_FAILED`, as in the JSONL store. The SqliteError is
+ * kept as the cause. Anything else (our own HarnessErrors thrown inside a transaction among them) is returned
+ * as it is.
+ */
+function storeError(error: unknown, path: string, doing: string, writing: boolean): unknown {
+  if (!(error instanceof Database.SqliteError)) return error
+  if (/^SQLITE_(CORRUPT|NOTADB)/.test(error.code)) {
+    return new HarnessError(`SQLite database ${path} is damaged (${doing}): ${error.message} [${error.code}]`, 'SESSION_CORRUPT', { cause: error })
+  }
+  if (writing && WRITE_FAILURES.test(error.code)) {
+    return new HarnessError(`could not write to SQLite database ${path} (${doing}): ${error.message} [${error.code}]`, 'SESSION_WRITE_FAILED', { cause: error })
+  }
+  return error
 }
 
 function notFound(id: string, path: string): HarnessError {

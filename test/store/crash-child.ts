@@ -3,6 +3,8 @@
  *
  *   crash-child <dir> <side-file> <tag> <seed> <sessions> <session-prefix>
  *
+ * (`<dir>` written `sqlite:PATH` runs them on a SqliteStore instead.)
+ *
  * Prints `READY` once loaded, waits for a `go` line on stdin (so the parent can keep children warm), then
  * prints `F <session> <seq> <type>` each time a flush resolves (every event up to that seq is durable), and
  * records each tool execution as `<session> <callId>` in the side file (append + fsync) while the tool runs.
@@ -14,6 +16,7 @@ import { createInterface } from 'node:readline'
 import { z } from 'zod'
 import { createHarness, defineTool, scriptedAdapter, subagentTool, type ScriptStep, type SessionStore, type SessionWriter } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { SqliteStore } from '../../src/store/sqlite.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
 
 const [dir, sideFile, tag, seedText, sessionsText, prefix] = process.argv.slice(2) as [string, string, string, string, string, string]
@@ -97,7 +100,7 @@ const record = defineTool({
   },
 })
 
-const store = reporting(new JsonlStore({ dir, flushDelayMs: 5 }))
+const store = reporting(dir.startsWith('sqlite:') ? new SqliteStore({ path: dir.slice('sqlite:'.length), flushDelayMs: 5 }) : new JsonlStore({ dir, flushDelayMs: 5 }))
 const harness = createHarness({ store, adapters: [model], tools: [record, subagentTool({ maxDepth: 1 })], onListenerError: () => {} })
 const sessions = Number(sessionsText)
 

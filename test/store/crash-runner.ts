@@ -1,6 +1,6 @@
 /**
- * The kill -9 test (issue 5): children run scripted sessions on a JsonlStore and are SIGKILLed at random
- * moments; after every kill the parent checks that nothing flushed was lost, the log loads and verifies, resume
+ * The kill -9 test (issue 5): children run scripted sessions on a JsonlStore (or, with `store: 'sqlite'`, on
+ * one SqliteStore database they all share: issue 22) and are SIGKILLed at random moments; after every kill the parent checks that nothing flushed was lost, the log loads and verifies, resume
  * completes a turn, and no tool call ran twice — in the sessions and in their sub-agents' sessions. Shared by `test/store/crash.test.ts` and `npm run crash`.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -8,10 +8,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { bundleTestChild, prng } from '../support/child-process-kit.js'
+import Database from 'better-sqlite3'
+import { bundleSqliteChild, prng } from '../support/child-process-kit.js'
 import { z } from 'zod'
-import { closerEvents, createHarness, defineTool, scriptedAdapter, verifySessionLog, type SessionEvent } from '../../src/index.js'
+import { closerEvents, createHarness, defineTool, scriptedAdapter, verifySessionLog, type SessionEvent, type SessionStore } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { SqliteStore } from '../../src/store/sqlite.js'
 
 /** Options of {@link runCrashTest}. */
 export interface CrashTestOptions {
@@ -25,8 +27,51 @@ export interface CrashTestOptions {
   readonly maxRunMs?: number
   /** Children kept loaded and waiting, so a child's startup overlaps the previous child's run. */
   readonly warmChildren?: number
+  /** Where the children keep their sessions (default `jsonl`: a folder of files; `sqlite`: one database). */
+  readonly store?: 'jsonl' | 'sqlite'
   /** Progress lines. */
   readonly log?: (line: string) => void
+}
+
+/** The store the children and the parent's checks use, and how the parent tells that a session changed. */
+interface CrashStore {
+  /** The location passed to each child: a folder, or `sqlite:PATH`. */
+  readonly spec: string
+  open(): SessionStore
+  /** Changes whenever something is committed to the session. */
+  signature(id: string): string
+  /** Releases what {@link signature} holds open. */
+  close(): void
+}
+
+function jsonlCrashStore(dir: string): CrashStore {
+  mkdirSync(dir, { mode: 0o700 })
+  const reader = new JsonlStore({ dir })
+  return {
+    spec: dir,
+    open: () => new JsonlStore({ dir }),
+    signature: (id) => {
+      const stats = statSync(reader.pathOf(id))
+      return `${stats.size}:${stats.mtimeMs}`
+    },
+    close: () => {},
+  }
+}
+
+async function sqliteCrashStore(path: string): Promise<CrashStore> {
+  // The schema exists before the first child starts (the children's own racing opens are tested elsewhere).
+  await new SqliteStore({ path }).close()
+  let db: Database.Database | undefined
+  return {
+    spec: `sqlite:${path}`,
+    open: () => new SqliteStore({ path }),
+    // Every commit moves next_seq: a session's counter says whether anything was committed since the last look.
+    signature: (id) => {
+      db ??= new Database(path, { readonly: true })
+      return String((db.prepare('SELECT next_seq FROM sessions WHERE id = ?').get(id) as { next_seq: number } | undefined)?.next_seq)
+    },
+    close: () => db?.close(),
+  }
 }
 
 /** What a crash run observed. */
@@ -58,7 +103,7 @@ const here = dirname(fileURLToPath(import.meta.url))
 
 /** Bundles the child once (see bundleTestChild): the test starts a child per kill. */
 function bundleChild(outDir: string): Promise<string> {
-  return bundleTestChild(join(here, 'crash-child.ts'), outDir)
+  return bundleSqliteChild(join(here, 'crash-child.ts'), outDir)
 }
 
 interface Child {
@@ -108,8 +153,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
   const warm = options.warmChildren ?? 2
   const perSet = options.childrenPerSessionSet ?? 5
   const root = mkdtempSync(join(tmpdir(), 'll-crash-'))
-  const dir = join(root, 'sessions')
-  mkdirSync(dir, { mode: 0o700 })
+  const crashStore = options.store === 'sqlite' ? await sqliteCrashStore(join(root, 'sessions.db')) : jsonlCrashStore(join(root, 'sessions'))
   const sideFile = join(root, 'executions.txt')
   const report: CrashReport = { kills: 0, flushReports: 0, toolExecutions: 0, repairedTurns: 0, tornTails: 0, resumedTurns: 0, events: 0, elapsedMs: 0, waitingForChildMs: 0, checkingMs: 0, childSessions: 0, childToolExecutions: 0, interruptedTaskCalls: 0, resumedChildren: 0 }
   const executed = new Map<string, string>() // callId → session
@@ -121,7 +165,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
   const refill = (): void => {
     while (pool.length < warm) {
       const prefix = `g${Math.floor(spawned / perSet)}-`
-      pool.push(startChild(script, [dir, sideFile, `k${spawned++}`, String(Math.floor(random() * 2 ** 31)), String(sessions)], prefix))
+      pool.push(startChild(script, [crashStore.spec, sideFile, `k${spawned++}`, String(Math.floor(random() * 2 ** 31)), String(sessions)], prefix))
     }
   }
   try {
@@ -143,7 +187,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
       const error = child.lines.find((l) => l.startsWith('ERROR'))
       if (error !== undefined) throw new Error(`kill ${kill}: the child failed before the kill: ${error}`)
       const checkStart = Date.now()
-      await checkAfterKill(kill, dir, sideFile, child, executed, checked, report, sessions, subagentIds)
+      await checkAfterKill(kill, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds)
       report.checkingMs += Date.now() - checkStart
       report.kills = kill
       if (kill % 25 === 0) options.log?.(`${kill} kills, ${report.flushReports} flushes checked, ${report.toolExecutions} tool runs, ${report.repairedTurns} repaired turns`)
@@ -151,6 +195,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
   } finally {
     for (const child of pool) child.process.kill('SIGKILL')
     await Promise.allSettled(pool.map((c) => c.exited))
+    crashStore.close()
     rmSync(root, { recursive: true, force: true })
   }
   report.elapsedMs = Date.now() - started
@@ -172,7 +217,7 @@ async function progressed(child: Child, flushes: number): Promise<void> {
 
 async function checkAfterKill(
   kill: number,
-  dir: string,
+  crashStore: CrashStore,
   sideFile: string,
   child: Child,
   executed: Map<string, string>,
@@ -194,7 +239,28 @@ async function checkAfterKill(
     flushed.set(m[1] as string, list)
     report.flushReports++
   }
-  const store = new JsonlStore({ dir })
+  const store = crashStore.open()
+  try {
+    await checkStore(kill, store, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds, flushed, fail)
+  } finally {
+    await store.close()
+  }
+}
+
+async function checkStore(
+  kill: number,
+  store: SessionStore,
+  crashStore: CrashStore,
+  sideFile: string,
+  child: Child,
+  executed: Map<string, string>,
+  checked: Map<string, string>,
+  report: CrashReport,
+  sessions: number,
+  subagentIds: Set<string>,
+  flushed: Map<string, { seq: number; type: string }[]>,
+  fail: (id: string, why: string) => never,
+): Promise<void> {
   const logs = new Map<string, readonly SessionEvent[]>()
   const allLogs = new Map<string, readonly SessionEvent[]>()
   // The child's sessions, then their sub-agents' sessions (same store, linked by header).
@@ -207,7 +273,7 @@ async function checkAfterKill(
       if (flushed.has(id)) fail(id, 'flushes were reported but the session file does not exist')
       continue
     }
-    const changed = checked.get(id) !== signature(store.pathOf(id))
+    const changed = checked.get(id) !== crashStore.signature(id)
     if (!changed && flushed.has(id)) fail(id, 'flushes were reported but the file did not change')
     const stored = await store.read(id)
     if (stored.tailRepair !== undefined) report.tornTails++
@@ -256,7 +322,7 @@ async function checkAfterKill(
       parameters: z.object({ note: z.string() }),
       execute: () => 'recorded',
     })
-    const harness = createHarness({ store: new JsonlStore({ dir }), adapters: [model], tools: [record], onListenerError: () => {} })
+    const harness = createHarness({ store: crashStore.open(), adapters: [model], tools: [record], onListenerError: () => {} })
     try {
       const agent = await harness.resumeAgent(id, { provider: 'scripted', model: 'm1' })
       agent.followup('after the crash')
@@ -271,12 +337,7 @@ async function checkAfterKill(
     } finally {
       await harness.close()
     }
-    checked.set(id, signature(store.pathOf(id)))
+    checked.set(id, crashStore.signature(id))
   }
   report.events += events
-}
-
-function signature(path: string): string {
-  const stats = statSync(path)
-  return `${stats.size}:${stats.mtimeMs}`
 }

@@ -16,3 +16,16 @@ it('CRASH-TEST: 100 SIGKILLs at random moments lose nothing flushed, repair and 
   expect(report.interruptedTaskCalls).toBeGreaterThan(0)
   expect(report.resumedChildren).toBeGreaterThan(0)
 }, 600_000)
+
+// Issue 22: the same kills on one SQLite database that every child shares (`npm run crash -- --store sqlite`
+// runs it longer). Few kills, to keep the suite's time: each check also reads every session through the store,
+// which refuses a next_seq that disagrees with the rows.
+it('CRASH-TEST (SQLite): 12 SIGKILLs lose nothing flushed, resume cleanly, never run a tool twice', async () => {
+  const report = await runCrashTest({ kills: 12, seed: 20261201, store: 'sqlite' })
+  console.log(`crash test (sqlite): ${JSON.stringify(report)}`)
+  expect(report.kills).toBe(12)
+  expect(report.flushReports).toBeGreaterThan(12)
+  expect(report.toolExecutions).toBeGreaterThan(6)
+  expect(report.resumedTurns).toBeGreaterThan(12)
+  expect(report.tornTails).toBe(0)
+}, 300_000)

@@ -1,4 +1,5 @@
-import { join, parse } from 'node:path'
+import { symlinkSync } from 'node:fs'
+import { join, parse, resolve } from 'node:path'
 import { build } from 'esbuild'
 
 /** A seeded PRNG (mulberry32): the kill tests pick their moments from it, so a seed replays a run. */
@@ -32,4 +33,14 @@ export async function bundleTestChild(entry: string, outDir: string, external: r
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   })
   return outfile
+}
+
+/**
+ * Bundles a child that loads better-sqlite3 (a native addon, which cannot be bundled: it finds its `.node` file
+ * from its own package folder). The module stays external, and `outDir/node_modules` links to the repository's,
+ * so the bundle's `import 'better-sqlite3'` resolves there. Removing `outDir` removes the link, not its target.
+ */
+export async function bundleSqliteChild(entry: string, outDir: string): Promise<string> {
+  symlinkSync(resolve(import.meta.dirname, '../../node_modules'), join(outDir, 'node_modules'), 'dir')
+  return bundleTestChild(entry, outDir, ['better-sqlite3'])
 }
