@@ -191,15 +191,20 @@ export class Agent {
   /**
    * Cancels with `{kind:'disposed'}`, waits for the driver, flushes and releases the session. Queued input is
    * kept in the log (unlike a user cancel), so a later `resumeAgent` still has it: a clean shutdown loses no
-   * more than a crash does.
+   * more than a crash does. Rejects when the writer cannot close (its last flush failed: what it held is not
+   * durable); the agent is disposed and its lock released all the same.
    */
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
       this.cancel({ kind: 'disposed' }, { keepInbox: true })
       await this.whenIdle()
       this.ctx.hooks.dispose()
-      await this.#rt.writer.close()
-      this.#rt.onDisposed?.(this)
+      try {
+        // A writer that cannot close (its last flush failed) rejects this dispose, and harness.close() with it.
+        await this.#rt.writer.close()
+      } finally {
+        this.#rt.onDisposed?.(this)
+      }
     })()
     return this.#disposed
   }
@@ -312,7 +317,7 @@ export class Agent {
       throw error
     } finally {
       this.#closeTurn(turnStartSeq, turnEnds ?? { kind: 'completed' }, turn, phase.step)
-      durable = await this.#flushReporting(turn, phase.step)
+      durable = await this.#flushTurnEnd(turn, phase.step)
     }
     // A cancel that landed during the flush ends this activity too: a `keepInbox` one (dispose, a budget) must not
     // be dropped with the controller below.
@@ -382,21 +387,32 @@ export class Agent {
   }
 
   #appendClosing(closer: CloserEvent, guarded: boolean): void {
+    // The turn's end is provisional until its flush settles (#flushTurnEnd): listeners hear only a durable one.
+    if (closer.type === 'turn/end') {
+      this.session.appendTurnEnd(closer.data as { turn: number; reason: TurnEndReason }, guarded)
+      return
+    }
     const options =
       closer.surfaceOp === undefined ? undefined : { surfaceOp: closer.surfaceOp, ...(closer.sourceEventSeqs !== undefined ? { sourceEventSeqs: closer.sourceEventSeqs } : {}) }
     if (guarded) this.session.append(closer.type, closer.data, options)
     else this.session.appendCloser(closer.type, closer.data, options)
   }
 
-  /** Flushes the log at turn end; a failure is reported (the batch stays buffered for the next flush). */
-  async #flushReporting(turn: number, step: number): Promise<boolean> {
+  /**
+   * Flushes the log at turn end and settles the provisional `turn/end` with the outcome: published as it is
+   * once durable; when the flush fails (reported through agent/error too), replaced by `error
+   * SESSION_WRITE_FAILED` and the session refuses further appends (docs/stores.md, "When a write fails").
+   */
+  async #flushTurnEnd(turn: number, step: number): Promise<boolean> {
+    let failure: unknown
     try {
       await this.#rt.writer.flush()
-      return true
     } catch (error) {
+      failure = error ?? new Error('the flush failed')
       this.#report(error, turn, step)
-      return false
     }
+    this.session.settleTurnEnd(failure)
+    return failure === undefined
   }
 
   async #preStep(target: InboxTarget, turn: number, step: number, signal: AbortSignal): Promise<{ kind: 'reject' } | EnteredStep> {

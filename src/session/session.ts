@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { HarnessError } from '../errors/harness-error.js'
+import { errorChain, HarnessError } from '../errors/harness-error.js'
 import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import { markReplayStateFree } from '../llm/registry.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
-import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp } from './events.js'
+import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
 
 /** Current session format version (stored in every session header). */
@@ -133,6 +133,13 @@ export class Session {
   #context: { provider: string; model: string; contextWindow?: number } | undefined
   #lastTurn = 0
   #openTurn: number | undefined
+  /**
+   * Events committed but not yet published, oldest first: set from a provisional `turn/end` (see
+   * {@link appendTurnEnd}) until {@link settleTurnEnd}, so listeners hear of events in seq order.
+   */
+  #held: SessionEvent[] | undefined
+  /** Why this session refuses every append (its log could not be written: see {@link settleTurnEnd}). */
+  #refusal: HarnessError | undefined
 
   constructor(options: SessionOptions = {}) {
     this.id = options.id ?? randomUUID()
@@ -176,7 +183,16 @@ export class Session {
 
   /** Connects (or replaces) the persistence/validation/publication wiring. */
   wire(wiring: SessionWiring | undefined): void {
-    this.#wiring = wiring
+    // A session that refuses appends keeps refusing: a new wiring must not reopen a log with a gap in it.
+    this.#wiring = this.#refusal === undefined ? wiring : refusingWiring(this.#refusal)
+  }
+
+  /**
+   * Set once this session refuses every append because a flush its turn depended on failed (docs/stores.md,
+   * "When a write fails"): the error each later append throws. Resume the session from its store to go on.
+   */
+  get writeFailure(): HarnessError | undefined {
+    return this.#refusal
   }
 
   /** Number of events (= the next seq). */
@@ -238,6 +254,64 @@ export class Session {
   }
 
   /**
+   * @internal The loop's `turn/end`, provisional until the flush that makes it durable settles: committed now
+   * (its seq is taken, later appends follow it, the store has it), but published — together with every event
+   * appended after it meanwhile, in seq order — only by {@link settleTurnEnd}. No listener can hear a turn
+   * reported `completed` whose end never reached the store (principle 2: the turn's one `turn/end` is the
+   * reported one). `guarded` as for {@link append} (true) or {@link appendCloser} (false).
+   */
+  appendTurnEnd(data: { readonly turn: number; readonly reason: TurnEndReason }, guarded: boolean): SessionEvent {
+    return this.#append('turn/end', data, undefined, guarded, true)
+  }
+
+  /**
+   * @internal Ends the wait that {@link appendTurnEnd} began, once its flush settled. Durable (`failure`
+   * undefined): the held events are published. Otherwise the provisional `turn/end` is replaced, before anyone
+   * hears of it, by `turn/end {error SESSION_WRITE_FAILED}` (the in-memory log then records what is reported;
+   * the store still holds the replaced one only in its unwritten buffer), and from now on the session refuses
+   * every append with {@link writeFailure}: a writer that failed must not write on past what it lost, and the
+   * next open's crash repair closes the turn the store holds unfinished. With no provisional `turn/end`
+   * (its append was refused) a failure still makes the session refuse.
+   */
+  settleTurnEnd(failure?: unknown): void {
+    const held = this.#held
+    const publish = this.#wiring?.publish
+    this.#held = undefined
+    if (failure !== undefined) {
+      const first = held?.[0]
+      if (first !== undefined) {
+        const replaced = turnEndNotWritten(first, failure)
+        this.#log.replaceEvent(replaced)
+        this.#eventsView = undefined
+        ;(held as SessionEvent[])[0] = replaced
+      }
+      this.#refuse(failure, first)
+    }
+    if (held === undefined || publish === undefined) return
+    for (const event of held) {
+      this.#publishing = true
+      try {
+        publish(this, event)
+      } finally {
+        this.#publishing = false
+      }
+    }
+  }
+
+  #refuse(failure: unknown, turnEnd: SessionEvent | undefined): void {
+    if (this.#refusal !== undefined) return
+    const turn = (turnEnd?.data as { turn?: number } | undefined)?.turn ?? this.#lastTurn
+    // The store's own code is kept (LEASE_LOST stays LEASE_LOST for a worker to recognise); anything else is a write failure.
+    const code = failure instanceof HarnessError ? failure.code : 'SESSION_WRITE_FAILED'
+    this.#refusal = new HarnessError(
+      `session '${this.id}' refuses appends: the flush at the end of turn ${turn} failed (${errorChain(failure)}); resume the session from its store to continue`,
+      code,
+      { cause: failure },
+    )
+    this.#wiring = refusingWiring(this.#refusal)
+  }
+
+  /**
    * @internal The loop's streamed chunk: the same `assistant/chunk` `{turn, step, chunk}` event as
    * `append('assistant/chunk', …)`, kept compact in the log. No event object is built unless the wiring wants
    * one (a validate or event listener, or a store without `persistChunk`). Anything unusual (a chunk that is not
@@ -263,6 +337,10 @@ export class Session {
     this.#surface.advance(1)
     this.#eventsView = undefined
     if (shown && wiring?.publish !== undefined) {
+      if (this.#held !== undefined) {
+        this.#held.push(event as SessionEvent)
+        return seq
+      }
       this.#publishing = true
       try {
         wiring.publish(this, event as SessionEvent)
@@ -295,7 +373,7 @@ export class Session {
     return seq
   }
 
-  #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean): SessionEvent {
+  #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean, provisional = false): SessionEvent {
     if (typeof type !== 'string' || type === '') throw new HarnessError('event type must be a non-empty string', 'INVALID_EVENT')
     let snapshot: JsonValue
     try {
@@ -314,7 +392,15 @@ export class Session {
     if (guarded) wiring?.validate?.(this, event)
     wiring?.persist?.(this, event)
     this.#commit(event)
+    if (provisional && this.#held === undefined) {
+      this.#held = [event]
+      return event
+    }
     if (wiring?.publish !== undefined) {
+      if (this.#held !== undefined) {
+        this.#held.push(event)
+        return event
+      }
       this.#publishing = true
       try {
         wiring.publish(this, event)
@@ -472,6 +558,24 @@ function takeFold(log: EventLog, known: ReadonlySet<string>): AdoptedFold | unde
   if (fold.length !== log.length || fold.records !== log.records.length) return undefined
   if (fold.known !== known) for (const type of fold.known) if (!known.has(type)) return undefined
   return fold
+}
+
+/** A wiring that refuses every append with `refusal` (a session whose log could not be written). */
+function refusingWiring(refusal: HarnessError): SessionWiring {
+  const refuse = (): never => {
+    throw refusal
+  }
+  // No validate or publish: chunks take the compact path, whose persistChunk / persistText refuse too.
+  return { persist: refuse, persistChunk: refuse, persistText: refuse }
+}
+
+/** The `turn/end` reported in place of one whose flush failed: same seq and time, reason `error SESSION_WRITE_FAILED`. */
+function turnEndNotWritten(provisional: SessionEvent, failure: unknown): SessionEvent {
+  const { turn, reason } = provisional.data as { turn: number; reason: TurnEndReason }
+  const was = reason.kind === 'error' ? `error ${reason.error.code}` : reason.kind
+  const message = `turn ${turn} ended ${was}, but that end could not be written to the session log: ${errorChain(failure)}`
+  const data = snapshotJsonFrozen({ turn, reason: { kind: 'error', error: { message, code: 'SESSION_WRITE_FAILED' } } })
+  return Object.freeze({ type: 'turn/end', seq: provisional.seq, time: provisional.time, data })
 }
 
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */
