@@ -191,20 +191,14 @@ export class Agent {
   /**
    * Cancels with `{kind:'disposed'}`, waits for the driver, flushes and releases the session. Queued input is
    * kept in the log (unlike a user cancel), so a later `resumeAgent` still has it: a clean shutdown loses no
-   * more than a crash does. Rejects when the writer cannot close (its last flush failed: what it held is not
-   * durable); the agent is disposed and its lock released all the same.
+   * more than a crash does. Rejects when the writer cannot close (its last flush failed), disposed all the same.
    */
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
       this.cancel({ kind: 'disposed' }, { keepInbox: true })
       await this.whenIdle()
       this.ctx.hooks.dispose()
-      try {
-        // A writer that cannot close (its last flush failed) rejects this dispose, and harness.close() with it.
-        await this.#rt.writer.close()
-      } finally {
-        this.#rt.onDisposed?.(this)
-      }
+      await this.#rt.writer.close().finally(() => this.#rt.onDisposed?.(this))
     })()
     return this.#disposed
   }
@@ -387,30 +381,21 @@ export class Agent {
   }
 
   #appendClosing(closer: CloserEvent, guarded: boolean): void {
-    // The turn's end is provisional until its flush settles (#flushTurnEnd): listeners hear only a durable one.
-    if (closer.type === 'turn/end') {
-      this.session.appendTurnEnd(closer.data as { turn: number; reason: TurnEndReason }, guarded)
-      return
-    }
+    // Provisional until its flush settles (#flushTurnEnd): listeners hear only of a durable turn end.
+    if (closer.type === 'turn/end') return void this.session.appendTurnEnd(closer.data as { turn: number; reason: TurnEndReason }, guarded)
     const options =
       closer.surfaceOp === undefined ? undefined : { surfaceOp: closer.surfaceOp, ...(closer.sourceEventSeqs !== undefined ? { sourceEventSeqs: closer.sourceEventSeqs } : {}) }
     if (guarded) this.session.append(closer.type, closer.data, options)
     else this.session.appendCloser(closer.type, closer.data, options)
   }
 
-  /**
-   * Flushes the log at turn end and settles the provisional `turn/end` with the outcome: published as it is
-   * once durable; when the flush fails (reported through agent/error too), replaced by `error
-   * SESSION_WRITE_FAILED` and the session refuses further appends (docs/stores.md, "When a write fails").
-   */
+  /** Flushes at turn end (a failure is reported), then settles the provisional turn/end (docs/stores.md, "When a write fails"). */
   async #flushTurnEnd(turn: number, step: number): Promise<boolean> {
-    let failure: unknown
-    try {
-      await this.#rt.writer.flush()
-    } catch (error) {
-      failure = error ?? new Error('the flush failed')
-      this.#report(error, turn, step)
-    }
+    const failure: unknown = await this.#rt.writer.flush().then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('the flush failed'),
+    )
+    if (failure !== undefined) this.#report(failure, turn, step)
     this.session.settleTurnEnd(failure)
     return failure === undefined
   }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { errorChain, HarnessError } from '../errors/harness-error.js'
+import { HarnessError } from '../errors/harness-error.js'
 import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import { markReplayStateFree } from '../llm/registry.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
 import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
+import { refusingWiring, turnEndNotWritten, writeRefusal } from './write-failure.js'
 
 /** Current session format version (stored in every session header). */
 export const SESSION_FORMAT_VERSION = 1
@@ -254,24 +255,20 @@ export class Session {
   }
 
   /**
-   * @internal The loop's `turn/end`, provisional until the flush that makes it durable settles: committed now
-   * (its seq is taken, later appends follow it, the store has it), but published — together with every event
-   * appended after it meanwhile, in seq order — only by {@link settleTurnEnd}. No listener can hear a turn
-   * reported `completed` whose end never reached the store (principle 2: the turn's one `turn/end` is the
-   * reported one). `guarded` as for {@link append} (true) or {@link appendCloser} (false).
+   * @internal The loop's `turn/end`, provisional until its flush settles: committed now (its seq is taken, the
+   * store has it), but published — with every event appended meanwhile, in seq order — only by
+   * {@link settleTurnEnd}, so no listener hears of a turn end the store may lack. `guarded` as for
+   * {@link append} (true) or {@link appendCloser} (false).
    */
   appendTurnEnd(data: { readonly turn: number; readonly reason: TurnEndReason }, guarded: boolean): SessionEvent {
     return this.#append('turn/end', data, undefined, guarded, true)
   }
 
   /**
-   * @internal Ends the wait that {@link appendTurnEnd} began, once its flush settled. Durable (`failure`
-   * undefined): the held events are published. Otherwise the provisional `turn/end` is replaced, before anyone
-   * hears of it, by `turn/end {error SESSION_WRITE_FAILED}` (the in-memory log then records what is reported;
-   * the store still holds the replaced one only in its unwritten buffer), and from now on the session refuses
-   * every append with {@link writeFailure}: a writer that failed must not write on past what it lost, and the
-   * next open's crash repair closes the turn the store holds unfinished. With no provisional `turn/end`
-   * (its append was refused) a failure still makes the session refuse.
+   * @internal Ends the wait {@link appendTurnEnd} began, once its flush settled; then publishes what was held.
+   * With a `failure` the provisional `turn/end` is first replaced by `turn/end {error SESSION_WRITE_FAILED}`
+   * (the log records what is reported), and the session refuses every later append with {@link writeFailure}
+   * (docs/stores.md, "When a write fails") — also when there was no provisional `turn/end` to replace.
    */
   settleTurnEnd(failure?: unknown): void {
     const held = this.#held
@@ -285,7 +282,8 @@ export class Session {
         this.#eventsView = undefined
         ;(held as SessionEvent[])[0] = replaced
       }
-      this.#refuse(failure, first)
+      this.#refusal ??= writeRefusal(this.id, (first?.data as { turn?: number } | undefined)?.turn ?? this.#lastTurn, failure)
+      this.#wiring = refusingWiring(this.#refusal)
     }
     if (held === undefined || publish === undefined) return
     for (const event of held) {
@@ -296,19 +294,6 @@ export class Session {
         this.#publishing = false
       }
     }
-  }
-
-  #refuse(failure: unknown, turnEnd: SessionEvent | undefined): void {
-    if (this.#refusal !== undefined) return
-    const turn = (turnEnd?.data as { turn?: number } | undefined)?.turn ?? this.#lastTurn
-    // The store's own code is kept (LEASE_LOST stays LEASE_LOST for a worker to recognise); anything else is a write failure.
-    const code = failure instanceof HarnessError ? failure.code : 'SESSION_WRITE_FAILED'
-    this.#refusal = new HarnessError(
-      `session '${this.id}' refuses appends: the flush at the end of turn ${turn} failed (${errorChain(failure)}); resume the session from its store to continue`,
-      code,
-      { cause: failure },
-    )
-    this.#wiring = refusingWiring(this.#refusal)
   }
 
   /**
@@ -558,24 +543,6 @@ function takeFold(log: EventLog, known: ReadonlySet<string>): AdoptedFold | unde
   if (fold.length !== log.length || fold.records !== log.records.length) return undefined
   if (fold.known !== known) for (const type of fold.known) if (!known.has(type)) return undefined
   return fold
-}
-
-/** A wiring that refuses every append with `refusal` (a session whose log could not be written). */
-function refusingWiring(refusal: HarnessError): SessionWiring {
-  const refuse = (): never => {
-    throw refusal
-  }
-  // No validate or publish: chunks take the compact path, whose persistChunk / persistText refuse too.
-  return { persist: refuse, persistChunk: refuse, persistText: refuse }
-}
-
-/** The `turn/end` reported in place of one whose flush failed: same seq and time, reason `error SESSION_WRITE_FAILED`. */
-function turnEndNotWritten(provisional: SessionEvent, failure: unknown): SessionEvent {
-  const { turn, reason } = provisional.data as { turn: number; reason: TurnEndReason }
-  const was = reason.kind === 'error' ? `error ${reason.error.code}` : reason.kind
-  const message = `turn ${turn} ended ${was}, but that end could not be written to the session log: ${errorChain(failure)}`
-  const data = snapshotJsonFrozen({ turn, reason: { kind: 'error', error: { message, code: 'SESSION_WRITE_FAILED' } } })
-  return Object.freeze({ type: 'turn/end', seq: provisional.seq, time: provisional.time, data })
 }
 
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */
