@@ -345,14 +345,14 @@ export class Agent {
   /** One closer, through the guards first; over a veto, unguarded; a store that failed once gets one more try. */
   #writeCloser(closer: CloserEvent, turn: number, step: number): boolean {
     try {
-      this.#appendClosing(closer, true)
+      this.#appendClosing(closer, true, true)
       return true
     } catch (refused) {
       this.#report(refused, turn, step)
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        this.#appendClosing(closer, false)
+        this.#appendClosing(closer, false, true)
         return true
       } catch (failed) {
         this.#report(failed, turn, step)
@@ -380,9 +380,9 @@ export class Agent {
     return interruptedTurnClosers(this.session.log.eventsWithoutChunks(turnStartSeq), { reason })
   }
 
-  #appendClosing(closer: CloserEvent, guarded: boolean): void {
-    // Provisional until its flush settles (#flushTurnEnd): listeners hear only of a durable turn end.
-    if (closer.type === 'turn/end') return void this.session.appendTurnEnd(closer.data as { turn: number; reason: TurnEndReason }, guarded)
+  #appendClosing(closer: CloserEvent, guarded: boolean, provisional = false): void {
+    // The turn's own end is provisional until its flush settles (#flushTurnEnd): listeners hear only a durable one.
+    if (provisional && closer.type === 'turn/end') return void this.session.appendTurnEnd(closer.data as { turn: number; reason: TurnEndReason }, guarded)
     const options =
       closer.surfaceOp === undefined ? undefined : { surfaceOp: closer.surfaceOp, ...(closer.sourceEventSeqs !== undefined ? { sourceEventSeqs: closer.sourceEventSeqs } : {}) }
     if (guarded) this.session.append(closer.type, closer.data, options)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createHarness, HarnessError, MemoryStore, scriptedAdapter, verifySessionLog, type ScriptStep, type SessionEvent, type TurnEndReason } from '../../src/index.js'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
-import { flushFaultStore, wrappedStore } from '../support/faults.js'
+import { faultyStore, firstMatches, flushFaultStore, wrappedStore } from '../support/faults.js'
 
 // One tool step, then a reply: the turn flushes before the tool body (flush 1) and at its turn/end (flush 2).
 const script: ScriptStep[] = [{ text: ['calling'], toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] }, { text: ['done'] }]
@@ -73,6 +73,23 @@ describe('LOOP-DURABLE: a turn is reported completed only once its turn/end is d
     f.agent.followup('again')
     await f.agent.whenIdle()
     expect(f.turnEnds()[1]).toEqual({ kind: 'completed' })
+    await f.harness.close()
+  })
+
+  it('only the turn\'s own end waits for its flush: the interrupted closers of a turn left open (the store refused its turn/end three times) and the next turn are published as they are appended', async () => {
+    const f = await loopFixture([{ text: ['one'] }, { text: ['two'] }], { store: faultyStore(firstMatches(3, (e) => e.type === 'turn/end')) })
+    const openWhenHeard: (number | undefined)[] = []
+    f.harness.hooks.on('session/event', ({ session, event }) => {
+      if (event.type === 'turn/start') openWhenHeard.push(session.openTurn)
+    })
+    f.agent.followup('first')
+    await f.agent.whenIdle()
+    expect(f.agent.session.openTurn).toBe(1)
+    f.agent.followup('second')
+    await f.agent.whenIdle()
+    expect(f.turnEnds()).toEqual([{ kind: 'interrupted' }, { kind: 'completed' }])
+    // Heard while its turn was still open, not held back until a later turn end.
+    expect(openWhenHeard).toEqual([1, 2])
     await f.harness.close()
   })
 
