@@ -23,6 +23,8 @@ describe('run: a turn whose turn/end never reached disk is not reported complete
     expect((ends[0]?.data as { reason: TurnEndReason }).reason).toMatchObject({ kind: 'error', error: { code: 'SESSION_WRITE_FAILED' } })
     expect(failing.stderr).toMatch(/turn ended error SESSION_WRITE_FAILED: turn 1 ended completed, but that end could not be written/)
     expect(failing.stderr).toMatch(/EIO/)
+    // harness.close() rejects (the writer's last attempt fails too) and says so, instead of swallowing it.
+    expect(failing.stderr).toMatch(/ledgerloop: could not write session .*\(SESSION_WRITE_FAILED\)\n/)
     expect(failing.code).toBe(1)
 
     const env = cliEnv(home)
