@@ -20,7 +20,7 @@ import { markLoopRequest } from './loop-request.js'
 import { joinContextSections, PromptRegistry, PromptRenderCache, type PromptAssembly } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { executeToolCalls } from './tool-calls.js'
-import { cancelCauseOf, failureOf } from './turn-failure.js'
+import { cancelCauseOf, failureOf, flushFailure } from './turn-failure.js'
 
 /** Options of an agent (`harness.createAgent`). */
 export interface AgentOptions {
@@ -391,10 +391,7 @@ export class Agent {
 
   /** Flushes at turn end (a failure is reported), then settles the provisional turn/end (docs/stores.md, "When a write fails"). */
   async #flushTurnEnd(turn: number, step: number): Promise<boolean> {
-    const failure: unknown = await this.#rt.writer.flush().then(
-      () => undefined,
-      (error: unknown) => error ?? new Error('the flush failed'),
-    )
+    const failure = await flushFailure(this.#rt.writer)
     if (failure !== undefined) this.#report(failure, turn, step)
     this.session.settleTurnEnd(failure)
     return failure === undefined
