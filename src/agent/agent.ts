@@ -20,7 +20,7 @@ import { markLoopRequest } from './loop-request.js'
 import { joinContextSections, PromptRegistry, PromptRenderCache, type PromptAssembly } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { executeToolCalls } from './tool-calls.js'
-import { cancelCauseOf, failureOf } from './turn-failure.js'
+import { cancelCauseOf, failureOf, flushFailure } from './turn-failure.js'
 
 /** Options of an agent (`harness.createAgent`). */
 export interface AgentOptions {
@@ -191,15 +191,14 @@ export class Agent {
   /**
    * Cancels with `{kind:'disposed'}`, waits for the driver, flushes and releases the session. Queued input is
    * kept in the log (unlike a user cancel), so a later `resumeAgent` still has it: a clean shutdown loses no
-   * more than a crash does.
+   * more than a crash does. Rejects when the writer cannot close (its last flush failed), disposed all the same.
    */
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
       this.cancel({ kind: 'disposed' }, { keepInbox: true })
       await this.whenIdle()
       this.ctx.hooks.dispose()
-      await this.#rt.writer.close()
-      this.#rt.onDisposed?.(this)
+      await this.#rt.writer.close().finally(() => this.#rt.onDisposed?.(this))
     })()
     return this.#disposed
   }
@@ -312,7 +311,7 @@ export class Agent {
       throw error
     } finally {
       this.#closeTurn(turnStartSeq, turnEnds ?? { kind: 'completed' }, turn, phase.step)
-      durable = await this.#flushReporting(turn, phase.step)
+      durable = await this.#flushTurnEnd(turn, phase.step)
     }
     // A cancel that landed during the flush ends this activity too: a `keepInbox` one (dispose, a budget) must not
     // be dropped with the controller below.
@@ -346,14 +345,14 @@ export class Agent {
   /** One closer, through the guards first; over a veto, unguarded; a store that failed once gets one more try. */
   #writeCloser(closer: CloserEvent, turn: number, step: number): boolean {
     try {
-      this.#appendClosing(closer, true)
+      this.#appendClosing(closer, true, true)
       return true
     } catch (refused) {
       this.#report(refused, turn, step)
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        this.#appendClosing(closer, false)
+        this.#appendClosing(closer, false, true)
         return true
       } catch (failed) {
         this.#report(failed, turn, step)
@@ -381,22 +380,21 @@ export class Agent {
     return interruptedTurnClosers(this.session.log.eventsWithoutChunks(turnStartSeq), { reason })
   }
 
-  #appendClosing(closer: CloserEvent, guarded: boolean): void {
+  #appendClosing(closer: CloserEvent, guarded: boolean, provisional = false): void {
+    // The turn's own end is provisional until its flush settles (#flushTurnEnd): listeners hear only a durable one.
+    if (provisional && closer.type === 'turn/end') return void this.session.appendTurnEnd(closer.data as { turn: number; reason: TurnEndReason }, guarded)
     const options =
       closer.surfaceOp === undefined ? undefined : { surfaceOp: closer.surfaceOp, ...(closer.sourceEventSeqs !== undefined ? { sourceEventSeqs: closer.sourceEventSeqs } : {}) }
     if (guarded) this.session.append(closer.type, closer.data, options)
     else this.session.appendCloser(closer.type, closer.data, options)
   }
 
-  /** Flushes the log at turn end; a failure is reported (the batch stays buffered for the next flush). */
-  async #flushReporting(turn: number, step: number): Promise<boolean> {
-    try {
-      await this.#rt.writer.flush()
-      return true
-    } catch (error) {
-      this.#report(error, turn, step)
-      return false
-    }
+  /** Flushes at turn end (a failure is reported), then settles the provisional turn/end (docs/stores.md, "When a write fails"). */
+  async #flushTurnEnd(turn: number, step: number): Promise<boolean> {
+    const failure = await flushFailure(this.#rt.writer)
+    if (failure !== undefined) this.#report(failure, turn, step)
+    this.session.settleTurnEnd(failure)
+    return failure === undefined
   }
 
   async #preStep(target: InboxTarget, turn: number, step: number, signal: AbortSignal): Promise<{ kind: 'reject' } | EnteredStep> {

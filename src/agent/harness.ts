@@ -68,7 +68,12 @@ export interface Harness {
    * last), which must not end inside a turn. Returns the child's id.
    */
   forkSession(sessionId: string, options?: { at?: number; childId?: string }): Promise<string>
-  /** Disposes every agent (sub-agents before the agents that started them), then flushes and closes the store. */
+  /**
+   * Disposes every agent (sub-agents before the agents that started them), then flushes and closes the store.
+   * Everything is closed even when something fails; then it rejects with the failure (a writer whose last
+   * flush failed, so what it held never became durable: `SESSION_WRITE_FAILED`) — with several, one error
+   * with the first one's code whose `cause` is an `AggregateError` of them all.
+   */
   close(): Promise<void>
 }
 
@@ -263,10 +268,26 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       closed = true
       // Newest first: a sub-agent is disposed (its turn ends aborted {disposed}) before the parent whose tool
       // call is waiting for it, so no parent step runs on after a child was cut off.
-      await Promise.allSettled([...agents].reverse().map((a) => a.dispose()))
-      await store.close()
+      const disposed = await Promise.allSettled([...agents].reverse().map((a) => a.dispose()))
+      const failures = disposed.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))
+      try {
+        await store.close()
+      } catch (error) {
+        failures.push(error)
+      }
+      // A writer that could not close lost what it held: the caller must hear of it (it was swallowed once).
+      if (failures.length === 1) throw failures[0]
+      if (failures.length > 1) throw closeFailures(failures)
     },
   }
+}
+
+/** Several close failures as one error: the first one's code and message, all of them as an AggregateError cause. */
+function closeFailures(failures: readonly unknown[]): HarnessError {
+  const first = failures[0]
+  const code = first instanceof HarnessError ? first.code : 'UNKNOWN'
+  const message = first instanceof Error ? first.message : String(first)
+  return new HarnessError(`${message} (and ${failures.length - 1} more failure(s) while closing)`, code, { cause: new AggregateError(failures, 'harness.close() failures') })
 }
 
 function endsInsideTurn(events: readonly SessionEvent[]): boolean {

@@ -24,3 +24,16 @@ export function cancelCauseOf(reason: unknown): CancelCause {
       return { kind: 'user' }
   }
 }
+
+/**
+ * What a flush of `writer` failed with — a synchronous throw included, and never `undefined` for a failure —
+ * or `undefined` once it resolved (the turn-end flush: docs/stores.md, "When a write fails").
+ */
+export async function flushFailure(writer: { flush(): Promise<void> }): Promise<unknown> {
+  try {
+    await writer.flush()
+    return undefined
+  } catch (error) {
+    return error ?? new Error('the flush failed without a reason')
+  }
+}

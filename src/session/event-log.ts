@@ -1,3 +1,4 @@
+import { HarnessError } from '../errors/harness-error.js'
 import type { StreamChunk } from '../llm/types.js'
 import type { SessionEvent } from './events.js'
 
@@ -138,6 +139,19 @@ export class EventLog {
     this.#records.push(event)
     this.#starts.push(this.#length)
     this.#length++
+  }
+
+  /**
+   * @internal Puts `event` in place of the whole event of the same seq (never a chunk-run member): only for a
+   * provisional `turn/end` that was never published (`Session.settleTurnEnd`).
+   */
+  replaceEvent(event: SessionEvent): void {
+    const i = this.#find(event.seq)
+    const record = this.#records[i]
+    if (record === undefined || record instanceof CompactRun || record.seq !== event.seq) {
+      throw new HarnessError(`no whole event at seq ${event.seq} to replace`, 'INVALID_STATE')
+    }
+    this.#records[i] = event
   }
 
   /**

@@ -4,8 +4,9 @@ import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lo
 import { markReplayStateFree } from '../llm/registry.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
-import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp } from './events.js'
+import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
+import { refusingWiring, turnEndNotWritten, writeRefusal } from './write-failure.js'
 
 /** Current session format version (stored in every session header). */
 export const SESSION_FORMAT_VERSION = 1
@@ -133,6 +134,13 @@ export class Session {
   #context: { provider: string; model: string; contextWindow?: number } | undefined
   #lastTurn = 0
   #openTurn: number | undefined
+  /**
+   * Events committed but not yet published, oldest first: set from a provisional `turn/end` (see
+   * {@link appendTurnEnd}) until {@link settleTurnEnd}, so listeners hear of events in seq order.
+   */
+  #held: SessionEvent[] | undefined
+  /** Why this session refuses every append (its log could not be written: see {@link settleTurnEnd}). */
+  #refusal: HarnessError | undefined
 
   constructor(options: SessionOptions = {}) {
     this.id = options.id ?? randomUUID()
@@ -176,7 +184,16 @@ export class Session {
 
   /** Connects (or replaces) the persistence/validation/publication wiring. */
   wire(wiring: SessionWiring | undefined): void {
-    this.#wiring = wiring
+    // A session that refuses appends keeps refusing: a new wiring must not reopen a log with a gap in it.
+    this.#wiring = this.#refusal === undefined ? wiring : refusingWiring(this.#refusal)
+  }
+
+  /**
+   * Set once this session refuses every append because a flush its turn depended on failed (docs/stores.md,
+   * "When a write fails"): the error each later append throws. Resume the session from its store to go on.
+   */
+  get writeFailure(): HarnessError | undefined {
+    return this.#refusal
   }
 
   /** Number of events (= the next seq). */
@@ -238,6 +255,48 @@ export class Session {
   }
 
   /**
+   * @internal The loop's `turn/end`, provisional until its flush settles: committed now (its seq is taken, the
+   * store has it), but published — with every event appended meanwhile, in seq order — only by
+   * {@link settleTurnEnd}, so no listener hears of a turn end the store may lack. `guarded` as for
+   * {@link append} (true) or {@link appendCloser} (false).
+   */
+  appendTurnEnd(data: { readonly turn: number; readonly reason: TurnEndReason }, guarded: boolean): SessionEvent {
+    return this.#append('turn/end', data, undefined, guarded, true)
+  }
+
+  /**
+   * @internal Ends the wait {@link appendTurnEnd} began, once its flush settled; then publishes what was held.
+   * With a `failure` the provisional `turn/end` is first replaced by `turn/end {error SESSION_WRITE_FAILED}`
+   * (the log records what is reported), and the session refuses every later append with {@link writeFailure}
+   * (docs/stores.md, "When a write fails") — also when there was no provisional `turn/end` to replace.
+   */
+  settleTurnEnd(failure?: unknown): void {
+    const held = this.#held
+    const publish = this.#wiring?.publish
+    this.#held = undefined
+    if (failure !== undefined) {
+      const first = held?.[0]
+      if (first !== undefined) {
+        const replaced = turnEndNotWritten(first, failure)
+        this.#log.replaceEvent(replaced)
+        this.#eventsView = undefined
+        ;(held as SessionEvent[])[0] = replaced
+      }
+      this.#refusal ??= writeRefusal(this.id, (first?.data as { turn?: number } | undefined)?.turn ?? this.#lastTurn, failure)
+      this.#wiring = refusingWiring(this.#refusal)
+    }
+    if (held === undefined || publish === undefined) return
+    for (const event of held) {
+      this.#publishing = true
+      try {
+        publish(this, event)
+      } finally {
+        this.#publishing = false
+      }
+    }
+  }
+
+  /**
    * @internal The loop's streamed chunk: the same `assistant/chunk` `{turn, step, chunk}` event as
    * `append('assistant/chunk', …)`, kept compact in the log. No event object is built unless the wiring wants
    * one (a validate or event listener, or a store without `persistChunk`). Anything unusual (a chunk that is not
@@ -263,6 +322,10 @@ export class Session {
     this.#surface.advance(1)
     this.#eventsView = undefined
     if (shown && wiring?.publish !== undefined) {
+      if (this.#held !== undefined) {
+        this.#held.push(event as SessionEvent)
+        return seq
+      }
       this.#publishing = true
       try {
         wiring.publish(this, event as SessionEvent)
@@ -295,7 +358,7 @@ export class Session {
     return seq
   }
 
-  #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean): SessionEvent {
+  #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean, provisional = false): SessionEvent {
     if (typeof type !== 'string' || type === '') throw new HarnessError('event type must be a non-empty string', 'INVALID_EVENT')
     let snapshot: JsonValue
     try {
@@ -314,7 +377,15 @@ export class Session {
     if (guarded) wiring?.validate?.(this, event)
     wiring?.persist?.(this, event)
     this.#commit(event)
+    if (provisional && this.#held === undefined) {
+      this.#held = [event]
+      return event
+    }
     if (wiring?.publish !== undefined) {
+      if (this.#held !== undefined) {
+        this.#held.push(event)
+        return event
+      }
       this.#publishing = true
       try {
         wiring.publish(this, event)

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { z } from 'zod'
-import { defineTool, permissionPlugin, verifySessionLog, type ScriptStep, type SessionEvent, type SessionStore, type SessionWriter } from '../../src/index.js'
+import { defineTool, HarnessError, permissionPlugin, verifySessionLog, type ScriptStep, type SessionEvent, type SessionStore, type SessionWriter, type TurnEndReason } from '../../src/index.js'
+import { closerEventsOfLog } from '../../src/session/repair.js'
+import { eventLogOf } from '../../src/session/event-log.js'
+import type { Session } from '../../src/session/session.js'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
-import { faultyStore, openAiChatRuleProblem } from '../support/faults.js'
+import { faultyStore, flushFaultStore, openAiChatRuleProblem } from '../support/faults.js'
 
 type Call = { name: string; arguments: string | object }
 
@@ -34,6 +37,12 @@ const faultsArb = fc.record({
   approver: fc.constantFrom('yes', 'throw', 'reject-on-abort', 'no', 'never', 'slow-yes'),
   veto: fc.option(fc.record({ type: fc.constantFrom(...VETOABLE), nth: fc.integer({ min: 1, max: 3 }) }), { nil: undefined }),
   storeFail: fc.option(fc.record({ type: fc.constantFrom(...VETOABLE), nth: fc.integer({ min: 1, max: 3 }) }), { nil: undefined }),
+  /**
+   * The store's nth flush fails (counted over every flush: before a tool body, at turn/end, at close, at a
+   * resume's repair): `once` (a disk that recovers: the batch is retried by the next flush) or `on` (a disk
+   * that stays broken, like fsync failing from then on).
+   */
+  flushFail: fc.option(fc.record({ nth: fc.integer({ min: 1, max: 10 }), mode: fc.constantFrom('once', 'on') }), { nil: undefined }),
   cancelAtEvent: fc.option(fc.integer({ min: 2, max: 80 }), { nil: undefined }),
   /** How the cancel at `cancelAtEvent` is scheduled; `keep` is a hook cancel that keeps the inbox (like a budget). */
   cancelMode: fc.constantFrom('microtask', 'immediate', 'timeout', 'keep'),
@@ -127,10 +136,12 @@ async function runScenario(steps: ScriptStep[], followups: number, faults: Fault
     return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('prompt closed')), { once: true }))
   }
   const storeFails = once(faults.storeFail)
+  const flushFail = faults.flushFail
+  const disk = flushFaultStore((n) => flushFail !== undefined && (flushFail.mode === 'once' ? n === flushFail.nth : n >= flushFail.nth))
   const f = await loopFixture((_req, index) => steps[index % steps.length] as ScriptStep, {
     tools,
     invariant,
-    store: slowed(faultyStore(storeFails), delay),
+    store: slowed(faultyStore(storeFails, disk), delay),
     plugins: [permissionPlugin({ rules: { allow: ['echo', 'slow', 'weird', 'missing'], ask: ['guarded'] }, ask: approver })],
   })
   let preCalls = 0
@@ -149,9 +160,27 @@ async function runScenario(steps: ScriptStep[], followups: number, faults: Fault
   })
   let published = 0
   let closing: Promise<void> | undefined
-  const cancel = (): void => {
-    if (closing === undefined) f.agent.cancel()
+  const session = f.agent.session
+  // After a failed turn-end flush the session refuses appends (a cancel's inbox splice, a followup): expected then.
+  const refusedOrThrow = (error: unknown): void => {
+    if (!(error instanceof HarnessError) || session.writeFailure === undefined) throw error
   }
+  const cancel = (): void => {
+    if (closing !== undefined) return
+    try {
+      f.agent.cancel()
+    } catch (error) {
+      refusedOrThrow(error)
+    }
+  }
+  // The property this store adds: a turn is reported `completed` (to a session/event listener) only when its
+  // turn/end is already in what the store persisted. Listener failures are contained, so collect, then assert.
+  const undurable: string[] = []
+  f.harness.hooks.on('session/event', ({ event }) => {
+    if (event.type === 'turn/end' && reasonOf(event).kind === 'completed' && event.seq >= disk.durableLength(session.id)) {
+      undurable.push(`turn/end seq ${event.seq} reported completed with ${disk.durableLength(session.id)} events durable`)
+    }
+  })
   f.harness.hooks.on('session/event', () => {
     ++published
     if (published === faults.cancelAtEvent) {
@@ -160,8 +189,17 @@ async function runScenario(steps: ScriptStep[], followups: number, faults: Fault
       else if (faults.cancelMode === 'timeout') setTimeout(cancel, 0)
       else queueMicrotask(() => f.agent.cancel({ kind: 'hook', reason: 'keeps the inbox' }, { keepInbox: true }))
     }
-    if (published === faults.followupAtEvent) queueMicrotask(() => closing === undefined && f.agent.followup('extra'))
-    if (published === faults.closeAtEvent) queueMicrotask(() => (closing ??= f.harness.close()))
+    if (published === faults.followupAtEvent) {
+      queueMicrotask(() => {
+        try {
+          if (closing === undefined) f.agent.followup('extra')
+        } catch (error) {
+          refusedOrThrow(error)
+        }
+      })
+    }
+    // Awaited only once the run notices it: a rejection (a failed flush) must not count as unhandled meanwhile.
+    if (published === faults.closeAtEvent) queueMicrotask(() => (closing ??= handledLater(f.harness.close())))
   })
   // The loop has no built-in budget (policy lives in plugins): cap endless tool loops by cancelling.
   let stepsSeen = 0
@@ -170,8 +208,13 @@ async function runScenario(steps: ScriptStep[], followups: number, faults: Fault
     return next()
   })
 
-  for (let turn = 0; turn < followups && closing === undefined; turn++) {
-    f.agent.followup(`turn ${turn}`)
+  for (let turn = 0; turn < followups && closing === undefined && session.writeFailure === undefined; turn++) {
+    try {
+      f.agent.followup(`turn ${turn}`)
+    } catch (error) {
+      refusedOrThrow(error)
+      break
+    }
     // A hanging model or a pending approval only ends by cancel.
     for (let i = 0; i < 100 && f.agent.status === 'running'; i++) {
       await new Promise((r) => setTimeout(r, 1))
@@ -182,8 +225,9 @@ async function runScenario(steps: ScriptStep[], followups: number, faults: Fault
   }
   if (closing !== undefined) {
     // Closed mid-run: the close settles, and what it left is a valid, balanced log.
-    await closing
+    await settleClose(closing, disk)
     checkLog(f.agent.session.events)
+    checkDurability(session, disk, undurable, await disk.read(session.id))
     return
   }
   for (const [i, request] of f.model.requests.entries()) {
@@ -191,7 +235,46 @@ async function runScenario(steps: ScriptStep[], followups: number, faults: Fault
   }
   // A cancel still scheduled (immediate, timeout) finds `closing` set and stays away from the closed session.
   closing = f.harness.close()
-  await closing
+  await settleClose(closing, disk)
+  checkDurability(session, disk, undurable, await disk.read(session.id))
+}
+
+/** The same promise, marked handled: its rejection is looked at later (see {@link settleClose}). */
+function handledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {})
+  return promise
+}
+
+function reasonOf(event: SessionEvent): TurnEndReason {
+  return (event.data as { reason: TurnEndReason }).reason
+}
+
+/** `harness.close()` resolves, or rejects with the store's write failure when a flush was made to fail. */
+async function settleClose(closing: Promise<void>, disk: { readonly failedFlushes: number }): Promise<void> {
+  try {
+    await closing
+  } catch (error) {
+    expect(disk.failedFlushes, `close() rejected with no flush failed: ${String(error)}`).toBeGreaterThan(0)
+    expect((error as HarnessError).code).toBe('SESSION_WRITE_FAILED')
+  }
+}
+
+/**
+ * No turn reported `completed` unless its turn/end is durable: none heard by a listener before its flush, none in
+ * the session's log that the store lacks (with the same reason); and what the store persisted, closed by crash
+ * repair as the next open would close it, is a valid log.
+ */
+function checkDurability(session: Session, disk: { durableLength(id: string): number }, undurable: readonly string[], persisted: { events: readonly SessionEvent[] }): void {
+  expect(undurable).toEqual([])
+  const stored = persisted.events
+  expect(stored.length).toBe(disk.durableLength(session.id))
+  for (const end of session.events.filter((e) => e.type === 'turn/end' && reasonOf(e).kind === 'completed')) {
+    const kept = stored[end.seq]
+    expect(kept?.type, `completed turn/end seq ${end.seq} is not in the store`).toBe('turn/end')
+    expect(reasonOf(kept as SessionEvent)).toEqual({ kind: 'completed' })
+  }
+  const repaired = [...stored, ...closerEventsOfLog(eventLogOf(stored))]
+  expect(verifySessionLog(repaired).problems).toEqual([])
 }
 
 function checkLog(events: readonly SessionEvent[]): void {
@@ -221,7 +304,7 @@ async function settlesWithin<T>(ms: number, work: Promise<T>): Promise<T> {
 
 describe('LOOP-HARDENING property: random scripts × random failure injection', () => {
   for (const invariant of [false, true]) {
-    it(`every tool call answered once, every turn closed once, every request valid for OpenAI (invariantPlugin ${invariant ? 'on' : 'off'})`, { timeout: 300_000 }, async () => {
+    it(`every tool call answered once, every turn closed once, every request valid for OpenAI, no turn reported completed before its turn/end is durable (invariantPlugin ${invariant ? 'on' : 'off'})`, { timeout: 300_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 4 }), faultsArb, (steps, followups, faults) =>
           settlesWithin(20_000, runScenario(steps, followups, faults, invariant)),

@@ -184,7 +184,13 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     if (terminal) saveHistory(home, (rl as unknown as { history?: string[] }).history ?? [])
     rl.close()
     output.dispose()
-    await harness.close()
+    try {
+      // A writer that could not close rejects here (docs/stores.md, "When a write fails"): main() reports it.
+      await harness.close()
+    } catch (error) {
+      if (prepared.scratchRoot) removeScratch(prepared.root)
+      throw error
+    }
   }
   if (prepared.scratchRoot) removeScratch(prepared.root)
   if (agent !== undefined && !json && flags.print !== true && stops.stopped === undefined) process.stdout.write(style.dim(`session ${agent.id} · ledgerloop inspect ${agent.id}\n`))

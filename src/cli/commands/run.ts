@@ -84,8 +84,12 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     return await runTurn(agent, prompt, output, prepared)
   } finally {
     output.dispose()
-    await harness.close()
-    if (prepared.scratchRoot) removeScratch(prepared.root)
+    try {
+      // A writer that could not close rejects here: main() reports it on stderr with exit 1 (docs/stores.md).
+      await harness.close()
+    } finally {
+      if (prepared.scratchRoot) removeScratch(prepared.root)
+    }
   }
 }
 

@@ -1,0 +1,38 @@
+import { errorChain, HarnessError } from '../errors/harness-error.js'
+import { snapshotJsonFrozen } from '../json/lossless.js'
+import type { SessionEvent, TurnEndReason } from './events.js'
+import type { SessionWiring } from './session.js'
+
+// What a session does once a flush its turn depended on failed (docs/stores.md, "When a write fails"): the
+// turn is reported by a replacement turn/end, and every later append is refused.
+
+/**
+ * @internal The error a session refuses appends with after the flush at the end of `turn` failed. The store's
+ * own code is kept (`LEASE_LOST` stays recognisable to a worker); anything else is `SESSION_WRITE_FAILED`.
+ */
+export function writeRefusal(sessionId: string, turn: number, failure: unknown): HarnessError {
+  const code = failure instanceof HarnessError ? failure.code : 'SESSION_WRITE_FAILED'
+  const why = `the flush at the end of turn ${turn} failed (${errorChain(failure)})`
+  return new HarnessError(`session '${sessionId}' refuses appends: ${why}; resume the session from its store to continue`, code, { cause: failure })
+}
+
+/** @internal A wiring that refuses every append with `refusal`: nothing is logged behind a batch the store lost. */
+export function refusingWiring(refusal: HarnessError): SessionWiring {
+  const refuse = (): never => {
+    throw refusal
+  }
+  // No validate or publish: chunks take the compact path, whose persistChunk / persistText refuse too.
+  return { persist: refuse, persistChunk: refuse, persistText: refuse }
+}
+
+/**
+ * @internal The `turn/end` reported in place of a provisional one whose flush failed: the same seq and time,
+ * reason `error SESSION_WRITE_FAILED`, its message naming the reason the turn would have ended with.
+ */
+export function turnEndNotWritten(provisional: SessionEvent, failure: unknown): SessionEvent {
+  const { turn, reason } = provisional.data as { turn: number; reason: TurnEndReason }
+  const was = reason.kind === 'error' ? `error ${reason.error.code}` : reason.kind
+  const message = `turn ${turn} ended ${was}, but that end could not be written to the session log: ${errorChain(failure)}`
+  const data = snapshotJsonFrozen({ turn, reason: { kind: 'error', error: { message, code: 'SESSION_WRITE_FAILED' } } })
+  return Object.freeze({ type: 'turn/end', seq: provisional.seq, time: provisional.time, data })
+}
