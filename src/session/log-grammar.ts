@@ -14,7 +14,7 @@ export class LogGrammar {
   #openStep: number | undefined
   #nextTurn = 1
   #nextStep = 1
-  #pending = new Set<string>()
+  readonly #pending = new Set<string>()
 
   /** Checks and applies one event. */
   check(event: SessionEvent): string | undefined {
@@ -104,7 +104,7 @@ export class LogGrammar {
         this.#openTurn = d.turn as number
         this.#openStep = undefined
         this.#nextStep = 1
-        this.#pending = new Set()
+        this.#pending.clear()
         this.#nextTurn = (d.turn as number) + 1
         break
       case 'turn/end':
@@ -117,7 +117,7 @@ export class LogGrammar {
       case 'step/end':
         this.#openStep = undefined
         this.#nextStep = (d.step as number) + 1
-        this.#pending = new Set()
+        this.#pending.clear()
         break
       case 'tool/call':
         this.#pending.add(d.callId as string)

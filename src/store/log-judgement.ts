@@ -80,14 +80,23 @@ export function judgeRecords(records: Iterable<SessionEvent | CompactRun>, conte
   const grammar = new LogGrammar()
   let endedTurns = 0
   let stepStart = -1
-  let spans: ChunkSpan[] = []
+  const spans: ChunkSpan[] = []
   const fail = (seq: number, problem: string): void => judgement.fail(`${locate(seq)}: ${problem}`)
+  // One probe stands for a run's members (the grammar reads type, seq, data and surfaceOp, keeps none of them).
+  const probeData = { turn: 0, step: 0 }
+  const probe = { type: 'assistant/chunk', seq: 0, time: 0, data: probeData }
+  const member = (seq: number, run: CompactRun): SessionEvent => {
+    probe.seq = seq
+    probeData.turn = run.turn
+    probeData.step = run.step
+    return probe
+  }
   for (const record of records) {
     if (record instanceof CompactRun) {
       // The first member carries the run's verdict; the last moves the grammar past the whole run.
-      const first = grammar.check(chunkAt(record.seq0, record.turn, record.step))
+      const first = grammar.check(member(record.seq0, record))
       if (first !== undefined) fail(record.seq0, first)
-      if (record.count > 1) grammar.check(chunkAt(record.seq0 + record.count - 1, record.turn, record.step))
+      if (record.count > 1) grammar.check(member(record.seq0 + record.count - 1, record))
       spans.push({ seq0: record.seq0, end: record.seq0 + record.count, turn: record.turn, step: record.step })
       continue
     }
@@ -100,7 +109,7 @@ export function judgeRecords(records: Iterable<SessionEvent | CompactRun>, conte
         break
       case 'step/start':
         stepStart = record.seq
-        spans = []
+        spans.length = 0
         break
       case 'assistant/chunk':
         spans.push({ seq0: record.seq, end: record.seq + 1, turn: d.turn, step: d.step })
@@ -113,10 +122,6 @@ export function judgeRecords(records: Iterable<SessionEvent | CompactRun>, conte
     }
   }
   return { endedTurns, openTurn: grammar.openTurn }
-}
-
-function chunkAt(seq: number, turn: number, step: number): SessionEvent {
-  return { type: 'assistant/chunk', seq, time: 0, data: { turn, step } }
 }
 
 // A message may cite only chunks of its own step (they are what it was assembled from).
