@@ -163,7 +163,12 @@ export interface CommittedEvidence {
 
 /** What a file holds, for {@link judgeCommitted}. */
 export interface HeldLog {
-  /** Bytes up to the end of its last complete record (a torn or garbage tail excluded). */
+  /**
+   * Its length, a torn or garbage tail included: a summary read from a file by an older version (or of a garbage
+   * tail of complete lines) may have counted the tail, and a cut always leaves the file shorter than what a
+   * writer recorded. A damaged last committed line is still found: writers record at a turn's end, so that line
+   * is the `turn/end` the turn count misses.
+   */
   readonly bytes: number
   /** Turns it ends. */
   readonly turns: number
@@ -186,7 +191,7 @@ export function judgeCommitted(path: string, held: HeldLog, evidence: CommittedE
   const recorded = [evidence.bytes !== undefined ? `${evidence.bytes} bytes` : undefined, evidence.turns !== undefined ? `${evidence.turns} ended turn${evidence.turns === 1 ? '' : 's'}` : undefined].filter((x) => x !== undefined).join(' and ')
   const missing = [missingTurns > 0 ? `${missingTurns} ended turn${missingTurns === 1 ? '' : 's'}` : undefined, missingBytes > 0 ? `${missingBytes} bytes` : undefined].filter((x) => x !== undefined).join(', ')
   judgement.fail(
-    `${path}: committed data is missing: ${missing} (${evidence.source} recorded ${recorded} as committed; the file holds ${held.bytes} bytes of complete records and ${held.turns} ended turn${held.turns === 1 ? '' : 's'}). ` +
+    `${path}: committed data is missing: ${missing} (${evidence.source} recorded ${recorded} as committed; the file holds ${held.bytes} bytes and ${held.turns} ended turn${held.turns === 1 ? '' : 's'}). ` +
       'This is not an incomplete last write: the file was cut or replaced. It was left as it is; restore it from a copy, or accept the loss with `ledgerloop sessions --reindex` (the index then records what the file holds)',
   )
 }

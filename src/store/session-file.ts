@@ -340,7 +340,7 @@ export function loadSessionFile(bytes: Buffer, path: string, id: string, options
   // A pass over the records, not the events: a chunk run is judged as one, and nothing is materialised.
   const verdict = judgeRecords(log.records, { locate: scanned.locate, typeAt: (seq) => log.typeAt(seq), judgement })
   const repairing = scanned.tailRepair !== undefined || verdict.openTurn !== undefined
-  judgeCommitted(path, { bytes: scanned.committedBytes, turns: verdict.endedTurns, repairing }, options.committed, judgement)
+  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing }, options.committed, judgement)
   return scanned
 }
 
@@ -369,7 +369,7 @@ export function judgeSessionFile(bytes: Buffer, path: string, id: string, judgem
   for (const event of events) types.set(event.seq, event.type)
   const verdict = judgeRecords(events, { locate: listed.locate, typeAt: (seq) => types.get(seq), judgement })
   const repairing = listed.tailRepair !== undefined || verdict.openTurn !== undefined
-  judgeCommitted(path, { bytes: listed.committedBytes, turns: verdict.endedTurns, repairing }, options.committed, judgement)
+  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing }, options.committed, judgement)
   if (listed.tailRepair !== undefined) {
     const t = listed.tailRepair
     judgement.repairs.push(`${path}:${t.line}: ${t.reason}: loading cuts off these ${t.bytes} bytes`)

@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createHarness, scriptedAdapter } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { SessionIndex } from '../../src/store/session-index.js'
+import type { SessionSummary } from '../../src/store/types.js'
 
 let root: string
 let dir: string
@@ -124,7 +126,7 @@ describe('a log holding less than its session index says was committed (issue 22
     const text = linesOf(path)
     const firstEnd = text.findIndex((l) => l.includes('"type":"turn/end"'))
     writeFileSync(path, text.slice(0, firstEnd + 1).join('\n') + '\n', { mode: 0o600 })
-    await refusedOnLoad(path, 'SESSION_CORRUPT', /committed data is missing: 1 ended turn \(.* recorded \d+ bytes and 2 ended turns as committed; the file holds \d+ bytes of complete records and 1 ended turn\)/)
+    await refusedOnLoad(path, 'SESSION_CORRUPT', /committed data is missing: 1 ended turn \(.* recorded \d+ bytes and 2 ended turns as committed; the file holds \d+ bytes and 1 ended turn\)/)
   })
 
   it('a torn tail a crash left is still cut off: the index never recorded the torn write', async () => {
@@ -132,6 +134,18 @@ describe('a log holding less than its session index says was committed (issue 22
     writeFileSync(path, Buffer.concat([readFileSync(path), Buffer.from('{"type":"turn/start","seq":')]), { mode: 0o600 })
     // A listing re-reads the grown file; what it records must not count the torn line as committed.
     await new JsonlStore({ dir }).list()
+    const opened = await new JsonlStore({ dir }).open('s')
+    expect(opened.tailRepair?.bytes).toBe(27)
+    await opened.writer.close()
+  })
+
+  it('an index entry that counted a torn tail (as a listing by an older version did) does not turn the tail into a refusal', async () => {
+    const path = await recordedSession()
+    writeFileSync(path, Buffer.concat([readFileSync(path), Buffer.from('{"type":"turn/start","seq":')]), { mode: 0o600 })
+    const index = new SessionIndex(dir, () => undefined)
+    const entry = index.find('s') as SessionSummary
+    index.record({ ...entry, updatedAt: entry.updatedAt + 1, sizeBytes: statSync(path).size })
+    index.close()
     const opened = await new JsonlStore({ dir }).open('s')
     expect(opened.tailRepair?.bytes).toBe(27)
     await opened.writer.close()

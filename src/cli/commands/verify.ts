@@ -99,7 +99,7 @@ export async function verifyCommand(target: string, flags: { json?: boolean; sto
 export function registerVerify(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('verify').description('check the log grammar and rebuild every request from the log (exit 1 listing each problem)'))
     .argument('<id-or-file>', 'a session id (or a unique prefix), or the path of a session .jsonl file')
-    .option('--json', '{ok, log, events, requests, problems}')
+    .option('--json', '{ok, log, events, requests, problems, repairs}')
     .action(async (target: string, flags: { json?: boolean; store?: string }) => {
       exit.code = await verifyCommand(target, flags)
     })
