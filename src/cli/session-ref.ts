@@ -1,3 +1,4 @@
+import { HarnessError } from '../errors/harness-error.js'
 import type { SessionStore } from '../store/types.js'
 import { CliError, EXIT } from './cli-error.js'
 
@@ -22,11 +23,24 @@ export async function resolveSessionRef(store: SessionStore, ref: string): Promi
   )
 }
 
-/** The most recently written session (what `--continue` resumes), or a usage error when there is none. */
+/**
+ * The most recently written session (what `--continue` resumes), or a usage error when there is none. A newest
+ * session that cannot be read is refused with the store's own error (`SESSION_CORRUPT` or `SESSION_VERSION`,
+ * naming the file and the problem): continuing an older session instead would go on with the wrong
+ * conversation, and "nothing to continue" would hide the damage.
+ * @throws HarnessError from the store when the newest session is damaged
+ */
 export async function mostRecentSession(store: SessionStore): Promise<string> {
-  const readable = (list: readonly { id: string; problem?: string }[]) => list.find((s) => s.problem === undefined)
-  // The first page almost always has it; only a run of unreadable sessions makes the whole list necessary.
-  const newest = readable(await store.list({ limit: 20 })) ?? readable(await store.list())
+  const [newest] = await store.list({ limit: 1 })
   if (newest === undefined) throw new CliError('--continue: there is no session to continue yet (ledgerloop run "…" starts one)', EXIT.usage)
+  if (newest.problem !== undefined) {
+    try {
+      await store.read(newest.id)
+    } catch (error) {
+      if (!(error instanceof HarnessError)) throw error
+      throw new HarnessError(`--continue: the most recent session ${newest.id} cannot be continued: ${error.message}`, error.code, { cause: error })
+    }
+    // Readable after all (repaired since it was listed): continue it.
+  }
   return newest.id
 }

@@ -1,5 +1,7 @@
 import type { SessionEvent } from './events.js'
 
+const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({})
+
 /**
  * Incremental checker of the log grammar (reference §8.2): turns 1,2,3… never nested, steps 1,2,3… per turn
  * inside their turn, chunks/messages/tool calls inside the matching open step, every `tool/result` answering a
@@ -12,7 +14,7 @@ export class LogGrammar {
   #openStep: number | undefined
   #nextTurn = 1
   #nextStep = 1
-  #pending = new Set<string>()
+  readonly #pending = new Set<string>()
 
   /** Checks and applies one event. */
   check(event: SessionEvent): string | undefined {
@@ -43,12 +45,7 @@ export class LogGrammar {
 
   #problem(e: SessionEvent): string | undefined {
     if (e.seq <= this.#lastSeq) return `seq does not increase (previous ${this.#lastSeq})`
-    const d = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as Record<string, unknown>
-    const inStep = (): string | undefined => {
-      if (this.#openTurn === undefined || this.#openStep === undefined) return 'outside an open step'
-      if (d.turn !== this.#openTurn || d.step !== this.#openStep) return `names turn ${String(d.turn)} step ${String(d.step)} but turn ${this.#openTurn} step ${this.#openStep} is open`
-      return undefined
-    }
+    const d = (typeof e.data === 'object' && e.data !== null ? e.data : EMPTY) as Record<string, unknown>
     switch (e.type) {
       case 'turn/start':
         if (this.#openTurn !== undefined) return `turn ${this.#openTurn} is still open`
@@ -70,12 +67,12 @@ export class LogGrammar {
         return undefined
       case 'assistant/chunk':
       case 'assistant/message':
-        return inStep()
+        return this.#inStep(d)
       case 'tool/call':
-        return inStep()
+        return this.#inStep(d)
       case 'tool/result': {
         if (e.surfaceOp !== 'append') return this.#openTurn === undefined ? 'replace outside a turn' : undefined
-        const outside = inStep()
+        const outside = this.#inStep(d)
         if (outside !== undefined) return outside
         const callId = (d.message as { source?: { callId?: string } } | undefined)?.source?.callId
         const code = (d.error as { code?: string } | undefined)?.code
@@ -92,15 +89,22 @@ export class LogGrammar {
     }
   }
 
+  // A method, not a closure per event: stores judge every record of a log on load with this grammar.
+  #inStep(d: Record<string, unknown>): string | undefined {
+    if (this.#openTurn === undefined || this.#openStep === undefined) return 'outside an open step'
+    if (d.turn !== this.#openTurn || d.step !== this.#openStep) return `names turn ${String(d.turn)} step ${String(d.step)} but turn ${this.#openTurn} step ${this.#openStep} is open`
+    return undefined
+  }
+
   #apply(e: SessionEvent): void {
     this.#lastSeq = Math.max(this.#lastSeq, e.seq)
-    const d = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as Record<string, unknown>
+    const d = (typeof e.data === 'object' && e.data !== null ? e.data : EMPTY) as Record<string, unknown>
     switch (e.type) {
       case 'turn/start':
         this.#openTurn = d.turn as number
         this.#openStep = undefined
         this.#nextStep = 1
-        this.#pending = new Set()
+        this.#pending.clear()
         this.#nextTurn = (d.turn as number) + 1
         break
       case 'turn/end':
@@ -113,7 +117,7 @@ export class LogGrammar {
       case 'step/end':
         this.#openStep = undefined
         this.#nextStep = (d.step as number) + 1
-        this.#pending = new Set()
+        this.#pending.clear()
         break
       case 'tool/call':
         this.#pending.add(d.callId as string)

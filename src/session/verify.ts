@@ -23,7 +23,7 @@ export function verifySessionLog(events: readonly SessionEvent[], options: { all
   const problems: string[] = []
   const grammar = new LogGrammar()
   const surface = new Surface()
-  const byStep = new Map<number, string>()
+  const faithfulness = new Faithfulness(true)
   for (let i = 0; i < events.length; i++) {
     const e = events[i] as SessionEvent
     if (e.seq !== i) {
@@ -39,34 +39,67 @@ export function verifySessionLog(events: readonly SessionEvent[], options: { all
       problems.push((error as Error).message)
       surface.apply({ ...e, surfaceOp: undefined } as SessionEvent)
     }
-    // Stored logs may be damaged: never assume the data has the shape its type promises.
-    const d = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as Record<string, unknown>
-    if (e.type === 'assistant/chunk' || e.type === 'step/start') byStep.set(e.seq, `${String(d.turn)}/${String(d.step)}`)
-    if (e.type === 'request/header') {
-      const header = (d as { header?: Parameters<typeof canonicalHeader>[0] }).header
-      if (header === undefined || typeof header.config?.provider !== 'string' || header.config.provider === '' || typeof header.config.model !== 'string' || header.config.model === '') {
-        problems.push(`seq ${e.seq} (request/header): needs a provider and a model`)
-      } else if (JSON.stringify(canonicalHeader(header)) !== JSON.stringify(header)) {
-        problems.push(`seq ${e.seq} (request/header): header is not in canonical form`)
-      }
-    }
-    if (e.type === 'assistant/message') {
-      try {
-        problems.push(...checkAnchor(e, events, byStep))
-      } catch (error) {
-        problems.push(`seq ${e.seq} (assistant/message): could not be checked: ${(error as Error).message}`)
-      }
-    }
+    problems.push(...faithfulness.check(e, events))
   }
   const end = grammar.end(options)
   if (end !== undefined) problems.push(end)
   return { ok: problems.length === 0, problems }
 }
 
-function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], byStep: Map<number, string>): string[] {
+/**
+ * The checks of {@link verifySessionLog} that go beyond the structure a store judges on load (grammar,
+ * surface, citations): request headers in canonical form with a provider and a model, and every
+ * `assistant/message` equal to what the chunks it cites assemble into. They need every chunk's content, so
+ * loading does not run them; `verify` does, after the store's own judgement. A message whose citations are
+ * wrong is left to that judgement (it names them). `events` must be a log without seq gaps.
+ */
+export function faithfulnessProblems(events: readonly SessionEvent[]): string[] {
+  const faithfulness = new Faithfulness(false)
+  const problems: string[] = []
+  for (const e of events) problems.push(...faithfulness.check(e, events))
+  return problems
+}
+
+/** Header and anchor checks, event by event. */
+class Faithfulness {
+  readonly #byStep = new Map<number, string>()
+  readonly #citations: boolean
+
+  /** @param citations - also name wrong citations (else a message citing wrongly is skipped) */
+  constructor(citations: boolean) {
+    this.#citations = citations
+  }
+
+  check(e: SessionEvent, events: readonly SessionEvent[]): string[] {
+    // Stored logs may be damaged: never assume the data has the shape its type promises.
+    const d = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as Record<string, unknown>
+    if (e.type === 'assistant/chunk' || e.type === 'step/start') this.#byStep.set(e.seq, `${String(d.turn)}/${String(d.step)}`)
+    if (e.type === 'request/header') {
+      const header = (d as { header?: Parameters<typeof canonicalHeader>[0] }).header
+      if (header === undefined || typeof header.config?.provider !== 'string' || header.config.provider === '' || typeof header.config.model !== 'string' || header.config.model === '') {
+        return [`seq ${e.seq} (request/header): needs a provider and a model`]
+      }
+      if (JSON.stringify(canonicalHeader(header)) !== JSON.stringify(header)) return [`seq ${e.seq} (request/header): header is not in canonical form`]
+    }
+    if (e.type === 'assistant/message') {
+      try {
+        const problems = checkAnchor(e, events, this.#byStep)
+        return this.#citations || !problems.citations ? problems.list : []
+      } catch (error) {
+        return [`seq ${e.seq} (assistant/message): could not be checked: ${(error as Error).message}`]
+      }
+    }
+    return []
+  }
+}
+
+// `citations`: the problem is with what the message cites (then nothing else was checked).
+function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], byStep: Map<number, string>): { list: string[]; citations: boolean } {
+  const cite = (problem: string): { list: string[]; citations: boolean } => ({ list: [problem], citations: true })
+  const other = (list: string[]): { list: string[]; citations: boolean } => ({ list, citations: false })
   const d = anchor.data as { turn: number; step: number; message: { content: unknown[]; source?: { replayState?: unknown } }; usage?: unknown; interrupted?: true } | null
   if (typeof d !== 'object' || d === null || typeof d.message !== 'object' || d.message === null || !Array.isArray(d.message.content)) {
-    return [`seq ${anchor.seq} (assistant/message): has no message content`]
+    return other([`seq ${anchor.seq} (assistant/message): has no message content`])
   }
   const cited = anchor.sourceEventSeqs ?? []
   const assembler = new BlockAssembler()
@@ -74,10 +107,10 @@ function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], bySt
   const problems: string[] = []
   for (const seq of cited) {
     const chunk = events[seq]
-    if (chunk?.type !== 'assistant/chunk') return [`seq ${anchor.seq} (assistant/message): cites seq ${seq}, which is not an assistant/chunk`]
-    if (byStep.get(seq) !== `${d.turn}/${d.step}`) return [`seq ${anchor.seq} (assistant/message): cites chunk ${seq} of another step`]
+    if (chunk?.type !== 'assistant/chunk') return cite(`seq ${anchor.seq} (assistant/message): cites seq ${seq}, which is not an assistant/chunk`)
+    if (byStep.get(seq) !== `${d.turn}/${d.step}`) return cite(`seq ${anchor.seq} (assistant/message): cites chunk ${seq} of another step`)
     const streamed = (chunk.data as { chunk?: StreamChunk } | null)?.chunk
-    if (typeof streamed !== 'object' || streamed === null) return [`seq ${anchor.seq} (assistant/message): could not be checked: cited seq ${seq} holds no chunk`]
+    if (typeof streamed !== 'object' || streamed === null) return other([`seq ${anchor.seq} (assistant/message): could not be checked: cited seq ${seq} holds no chunk`])
     const mismatch = deltas.push(streamed)
     if (mismatch !== undefined) problems.push(`seq ${seq} (assistant/chunk): ${mismatch}`)
     assembler.push(streamed)
@@ -86,7 +119,7 @@ function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], bySt
   try {
     expected = d.interrupted === true ? assembler.interruptedBlocks() : assembler.blocks()
   } catch (error) {
-    return [`seq ${anchor.seq} (assistant/message): its chunks do not assemble: ${(error as Error).message}`]
+    return other([`seq ${anchor.seq} (assistant/message): its chunks do not assemble: ${(error as Error).message}`])
   }
   if (JSON.stringify(expected) !== JSON.stringify(d.message.content)) {
     problems.push(`seq ${anchor.seq} (assistant/message): content differs from what its ${cited.length} cited chunks assemble into`)
@@ -97,7 +130,7 @@ function checkAnchor(anchor: SessionEvent, events: readonly SessionEvent[], bySt
   if (d.interrupted !== true && JSON.stringify(assembler.replayState()) !== JSON.stringify(d.message.source?.replayState)) {
     problems.push(`seq ${anchor.seq} (assistant/message): replay state differs from the finish chunk it cites`)
   }
-  return problems
+  return other(problems)
 }
 
 /**

@@ -11,11 +11,12 @@ import { FileLock } from './file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from './file-permissions.js'
 import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCommit } from './group-commit.js'
 import { SessionDigest, summarizeSessionFile, summaryOf } from './session-digest.js'
-import { encodeRecordLines, headerRecord, scanSessionFile, type ScannedSessionFile } from './session-file.js'
+import type { CommittedEvidence } from './log-judgement.js'
+import { encodeRecordLines, headerRecord, loadSessionFile, type ScannedSessionFile } from './session-file.js'
 import { SessionIndex } from './session-index.js'
 import { TextRunBuffer } from './text-run-buffer.js'
 import { sessionList } from './session-list.js'
-import { checkSeed, checkSessionId, storedSession, validateStoredLog } from './stored-log.js'
+import { checkSeed, checkSessionId, storedSession } from './stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
 
 /** Options of {@link JsonlStore}. */
@@ -244,10 +245,12 @@ export class JsonlStore implements SessionStore {
     return writer
   }
 
+  // The one judgement of a stored log (loadSessionFile), with the session index as the witness of what was
+  // committed: a file cut in the middle is refused here, before open() truncates anything.
   async #scan(file: FileHandle, path: string, id: string): Promise<ScannedSessionFile> {
-    const scanned = scanSessionFile(await file.readFile(), path, id)
-    validateStoredLog(scanned.header, scanned.log, scanned.locate, this.#knownTypes)
-    return scanned
+    const bytes = await file.readFile()
+    const committed = committedEvidence(this.#index, id)
+    return loadSessionFile(bytes, path, id, { ...(this.#knownTypes !== undefined ? { knownTypes: this.#knownTypes } : {}), ...(committed !== undefined ? { committed } : {}) })
   }
 }
 
@@ -399,6 +402,17 @@ async function openPrivate(path: string, flags: number, id: string): Promise<Fil
     throw error
   }
   return file
+}
+
+/**
+ * What the session index says was committed to a session's log: its writers record the log's size and ended
+ * turns once a batch that ends a turn is on disk (and at close), so the log can only have grown since.
+ * @internal
+ */
+export function committedEvidence(index: SessionIndex, id: string): CommittedEvidence | undefined {
+  const entry = index.find(id)
+  if (entry === undefined || entry.problem !== undefined) return undefined
+  return { ...(entry.sizeBytes !== undefined ? { bytes: entry.sizeBytes } : {}), ...(entry.turns !== undefined ? { turns: entry.turns } : {}), source: `the session index ${index.path}` }
 }
 
 function stored(scanned: ScannedSessionFile): StoredSession {

@@ -114,7 +114,9 @@ export function digestLogText(bytes: Buffer): SessionDigest {
     if (event !== undefined) digest.observe([event])
   }
   let last = -1
-  for (let at = bytes.indexOf(TURN_END); at >= 0; at = bytes.indexOf(TURN_END, at + 1)) {
+  // Only complete lines: a torn `turn/end` is not a turn ended (loading cuts it off).
+  const complete = bytes.lastIndexOf(10)
+  for (let at = bytes.indexOf(TURN_END); at >= 0 && at < complete; at = bytes.indexOf(TURN_END, at + 1)) {
     digest.turns++
     last = at
   }
@@ -156,7 +158,9 @@ export function summarizeSessionFile(dir: string, id: string): SessionSummary | 
   if (end < 0) return { ...base, problem: `${path}:1: the header line is incomplete` }
   try {
     const header = parseHeaderRecord(bytes.toString('utf8', 0, end), id, `${path}:1`)
-    return summaryOf(header, digestLogText(bytes), mtimeMs, size)
+    // The size of its complete lines, as a writer records it: a torn last line is not committed, and counting
+    // it would make the session index witness more than was ever committed (see judgeCommitted).
+    return summaryOf(header, digestLogText(bytes), mtimeMs, bytes.lastIndexOf(10) + 1)
   } catch (error) {
     return { ...base, problem: (error as Error).message }
   }

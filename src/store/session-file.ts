@@ -3,8 +3,10 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
-import { packChunkRuns } from './chunk-runs.js'
+import { decodeRecord, packChunkRuns } from './chunk-runs.js'
+import { judgeCommitted, judgeRecords, LogJudgement, type CommittedEvidence } from './log-judgement.js'
 import { LogLoader } from './log-loader.js'
+import { validateStoredLog } from './stored-log.js'
 import type { SessionSummary, TailRepair } from './types.js'
 
 /** Marks the first line of a session file (and tells it from any other JSONL). */
@@ -43,6 +45,8 @@ export function summaryLinks(header: SessionHeader): Pick<SessionSummary, 'paren
  */
 export function parseHeaderRecord(text: string, expectedId: string | undefined, where: string): SessionHeader {
   let value: unknown
+  // An editor that saves with a byte-order mark makes the header unreadable: say that, not "not JSON".
+  if (text.charCodeAt(0) === 0xfeff) throw new HarnessError(`${where}: the file starts with a byte-order mark (U+FEFF), which a ledgerloop session file never has (saved by an editor?)`, 'SESSION_CORRUPT')
   try {
     value = JSON.parse(text)
   } catch {
@@ -119,6 +123,21 @@ export interface ScannedSessionFile {
   locate(seq: number): string
 }
 
+/** A session file read line by line by `verify`'s judgement ({@link listSessionFile}), damaged or not. */
+export interface ListedSessionFile {
+  /** The header, when it could be read. */
+  readonly header: SessionHeader | undefined
+  /** Every event of every readable record, in file order (seqs may have gaps where records were lost). */
+  readonly events: SessionEvent[]
+  /** Whether the seqs run 0, 1, 2, … without a gap or a repeat. */
+  readonly contiguous: boolean
+  /** As {@link ScannedSessionFile.committedBytes}. */
+  readonly committedBytes: number
+  readonly tailRepair?: TailRepair
+  /** "file:line" of the record holding `seq`. */
+  locate(seq: number): string
+}
+
 const NEWLINE = 0x0a
 /**
  * A file is decoded a block of about this many bytes at a time (each block ends at a newline). Small enough for
@@ -127,22 +146,48 @@ const NEWLINE = 0x0a
  */
 const BLOCK_BYTES = 1 << 16
 
+/** Where {@link walkRecords} hands each record line: true when it was a record, else the line is a defect. */
+interface RecordSink {
+  /** The seq the next record must start at. */
+  readonly expected: number
+  /** Takes a line the fast path reads without JSON.parse; its first seq, or undefined to parse it instead. */
+  line(line: string): number | undefined
+  /** Takes one parsed record; returns [first seq, seq after it]. @throws Error on a defective record */
+  record(record: object): readonly [number, number]
+}
+
 /**
- * Parses a whole session file. Only a damaged TAIL is repaired (in memory; the caller truncates the file when
- * it writes): a last line without its newline (a write cut short), or a run of lines up to the end of which
- * none is a record (garbage). A defective line followed by any valid record is corruption and refused with
- * `SESSION_CORRUPT` naming the file and line — history is never dropped silently. Every event must continue
- * the seq of the one before.
+ * The line rules of a session file, the one place they are decided (loading and `verify` both walk a file
+ * through here, differing only in the judgement's mode): line 1 is the header (this format, this version, the
+ * id the file is named after); every other line is one record, an empty line included in "not a record"; a
+ * defective line followed by any valid record is corruption; a last line without its newline, or a run of
+ * defective lines up to the end, is a torn or garbage tail that loading cuts off (never anything before the
+ * last valid record); every record continues the seq of the one before.
  */
-export function scanSessionFile(bytes: Buffer, path: string, expectedId: string | undefined): ScannedSessionFile {
-  const headerEnd = bytes.indexOf(NEWLINE)
-  if (headerEnd < 0) throw new HarnessError(`${path}:1: the header line is incomplete`, 'SESSION_CORRUPT')
-  const header = parseHeaderRecord(bytes.toString('utf8', 0, headerEnd), expectedId, `${path}:1`)
-  const lastNewline = bytes.lastIndexOf(NEWLINE)
-  const loader = new LogLoader()
+function walkRecords(bytes: Buffer, path: string, expectedId: string | undefined, judgement: LogJudgement, sink: RecordSink): { header: SessionHeader | undefined; committedBytes: number; tailRepair?: TailRepair; locate: (seq: number) => string } {
+  let headerEnd = bytes.indexOf(NEWLINE)
+  let header: SessionHeader | undefined
+  if (headerEnd < 0) {
+    judgement.fail(`${path}:1: ${bytes.length === 0 ? 'the file is empty (no header line)' : 'the header line is incomplete (no newline)'}`)
+    headerEnd = bytes.length
+  } else {
+    try {
+      header = parseHeaderRecord(bytes.toString('utf8', 0, headerEnd), expectedId, `${path}:1`)
+    } catch (error) {
+      const e = error as HarnessError
+      judgement.fail(e.message, e.code === 'SESSION_VERSION' ? 'SESSION_VERSION' : 'SESSION_CORRUPT')
+    }
+  }
+  const lastNewline = Math.max(headerEnd, bytes.lastIndexOf(NEWLINE))
   const recordStarts: number[] = [] // first seq of each record, for locate()
+  const recordLines: number[] = [] // its line
   let firstDefect: { index: number; reason: string } | undefined
   let lines = 0 // complete record lines so far
+  const followed = (): void => {
+    const defect = firstDefect as { index: number; reason: string }
+    firstDefect = undefined
+    judgement.fail(`${path}:${defect.index + 2}: ${defect.reason}, and valid records follow it: the file is corrupt`)
+  }
   // The complete lines are decoded a block at a time (no string of the whole file, no array of every line); a
   // block is cut at a newline, so it decodes exactly as the whole would. An ASCII block (JSON.stringify writes
   // ASCII for ASCII text) decodes as latin1, a plain copy, instead of through the UTF-8 decoder.
@@ -160,12 +205,11 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
       p = q + 1
       const i = lines++
       const lineNo = i + 2
-      const expected = loader.length
-      if (loader.addLine(line) !== undefined) {
-        if (firstDefect !== undefined) {
-          throw new HarnessError(`${path}:${firstDefect.index + 2}: ${firstDefect.reason}, and valid records follow it: the file is corrupt`, 'SESSION_CORRUPT')
-        }
+      const expected = sink.expected
+      if (sink.line(line) !== undefined) {
+        if (firstDefect !== undefined) followed()
         recordStarts.push(expected)
+        recordLines.push(lineNo)
         continue
       }
       let record: unknown
@@ -175,26 +219,36 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
         record = undefined
       }
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-        firstDefect ??= { index: i, reason: `line ${lineNo} is not a JSON record` }
+        firstDefect ??= { index: i, reason: line === '' ? `line ${lineNo} is empty` : `line ${lineNo} is not a JSON record` }
         continue
       }
-      if (firstDefect !== undefined) {
-        throw new HarnessError(`${path}:${firstDefect.index + 2}: ${firstDefect.reason}, and valid records follow it: the file is corrupt`, 'SESSION_CORRUPT')
-      }
-      let first: number
+      if (firstDefect !== undefined) followed()
+      let seqs: readonly [number, number]
       try {
-        first = loader.add(record)
+        seqs = sink.record(record)
       } catch (error) {
-        throw new HarnessError(`${path}:${lineNo}: ${(error as Error).message}`, 'SESSION_CORRUPT')
+        judgement.fail(`${path}:${lineNo}: ${(error as Error).message}`)
+        continue
       }
-      if (first !== expected) throw new HarnessError(`${path}:${lineNo}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
-      recordStarts.push(expected)
+      const [first, after] = seqs
+      if (first !== expected) {
+        judgement.fail(
+          `${path}:${lineNo}: ${
+            first > expected
+              ? `seq ${first} where ${expected} was expected: ${first - expected === 1 ? `seq ${expected} is` : `seqs ${expected}..${first - 1} are`} missing (an event was removed)`
+              : `seq ${first} where ${expected} was expected: seq ${first} appears again`
+          }`,
+        )
+      }
+      if (after > first) {
+        recordStarts.push(first)
+        recordLines.push(lineNo)
+      }
     }
   }
-  const log = loader.finish()
   let tailRepair: TailRepair | undefined
   const tornBytes = bytes.length - (lastNewline + 1)
-  let committedBytes = lastNewline + 1
+  let committedBytes = Math.min(bytes.length, lastNewline + 1)
   if (firstDefect !== undefined) {
     committedBytes = offsetOfLine(bytes, headerEnd + 1, firstDefect.index)
     tailRepair = { line: firstDefect.index + 2, bytes: bytes.length - committedBytes, reason: `${firstDefect.reason} and nothing valid follows it (garbage tail)` }
@@ -209,9 +263,119 @@ export function scanSessionFile(bytes: Buffer, path: string, expectedId: string 
       if ((recordStarts[mid] as number) <= seq) lo = mid
       else hi = mid - 1
     }
-    return `${path}:${recordStarts.length === 0 ? 1 : lo + 2}`
+    return `${path}:${recordStarts.length === 0 ? 1 : (recordLines[lo] as number)}`
   }
-  return { header, log, committedBytes, ...(tailRepair !== undefined ? { tailRepair } : {}), locate }
+  return { header, committedBytes, ...(tailRepair !== undefined ? { tailRepair } : {}), locate }
+}
+
+/**
+ * Parses a whole session file by the line rules of {@link walkRecords}, refusing the first defect with
+ * `SESSION_CORRUPT` (or `SESSION_VERSION`) naming the file and line. Only a damaged TAIL is repaired (in memory;
+ * the caller truncates the file when it writes). Events are not judged here: see `loadSessionFile`.
+ */
+export function scanSessionFile(bytes: Buffer, path: string, expectedId: string | undefined): ScannedSessionFile {
+  const loader = new LogLoader()
+  const sink: RecordSink = {
+    get expected() {
+      return loader.length
+    },
+    line: (line) => loader.addLine(line),
+    record: (record) => {
+      const before = loader.length
+      const first = loader.add(record)
+      return [first, first + loader.length - before]
+    },
+  }
+  const walked = walkRecords(bytes, path, expectedId, new LogJudgement('refuse'), sink)
+  return { ...walked, header: walked.header as SessionHeader, log: loader.finish() }
+}
+
+/**
+ * Reads a session file by the same line rules as {@link scanSessionFile}, but lists every problem in
+ * `judgement` and reads on past it (a bad line is skipped, a seq gap is kept), so `verify` can name them all.
+ */
+export function listSessionFile(bytes: Buffer, path: string, expectedId: string | undefined, judgement: LogJudgement): ListedSessionFile {
+  const events: SessionEvent[] = []
+  let expected = 0
+  let contiguous = true
+  const sink: RecordSink = {
+    get expected() {
+      return expected
+    },
+    line: () => undefined,
+    record: (record) => {
+      const decoded = decodeRecord(record)
+      const first = decoded.length > 0 ? (decoded[0] as SessionEvent).seq : expected
+      if (first !== expected) contiguous = false
+      events.push(...decoded)
+      expected = Math.max(expected, first + decoded.length)
+      return [first, first + decoded.length]
+    },
+  }
+  const walked = walkRecords(bytes, path, expectedId, judgement, sink)
+  return { ...walked, events, contiguous }
+}
+
+/** Options of {@link loadSessionFile} and {@link judgeSessionFile}. */
+export interface SessionFileJudgementOptions {
+  /** Plugin event types to accept without `ignorable` (as `SessionOptions.knownTypes`). */
+  readonly knownTypes?: Iterable<string>
+  /** What was committed to the file by the account of something outside it (the session index). */
+  readonly committed?: CommittedEvidence
+}
+
+/**
+ * Loads a session file for a store: the line rules ({@link scanSessionFile}), then the events as a Session
+ * adopts them (envelope, known types, surface rules) and as the loop continues them (log grammar, citations:
+ * {@link judgeRecords}), then what it holds against what was committed ({@link judgeCommitted}). The first
+ * problem is thrown. The same judgement as `verify`'s ({@link judgeSessionFile}), so a log that loads is a
+ * log `verify` finds nothing wrong with in its structure, and the reverse.
+ * @throws HarnessError `SESSION_CORRUPT` naming the file and line, or `SESSION_VERSION`
+ */
+export function loadSessionFile(bytes: Buffer, path: string, id: string, options: SessionFileJudgementOptions = {}): ScannedSessionFile {
+  const scanned = scanSessionFile(bytes, path, id)
+  const { log } = scanned
+  const judgement = new LogJudgement('refuse')
+  validateStoredLog(scanned.header, log, scanned.locate, options.knownTypes)
+  // A pass over the records, not the events: a chunk run is judged as one, and nothing is materialised.
+  const verdict = judgeRecords(log.records, { locate: scanned.locate, typeAt: (seq) => log.typeAt(seq), judgement })
+  const repairing = scanned.tailRepair !== undefined || verdict.openTurn !== undefined
+  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing }, options.committed, judgement)
+  return scanned
+}
+
+/** What {@link judgeSessionFile} found: the problems and repairs are in the judgement it was given. */
+export interface JudgedSessionFile extends ListedSessionFile {
+  /** The turn the log ends inside, if any. */
+  readonly openTurn: number | undefined
+}
+
+/**
+ * `verify`'s reading of a session file: the same judgement as {@link loadSessionFile}, every problem listed in
+ * `judgement` (`list` mode) instead of the first thrown. What loading repairs rather than refuses (a torn or
+ * garbage tail, a turn a crash left open) goes to `judgement.repairs`.
+ */
+export function judgeSessionFile(bytes: Buffer, path: string, id: string, judgement: LogJudgement, options: SessionFileJudgementOptions = {}): JudgedSessionFile {
+  const listed = listSessionFile(bytes, path, id, judgement)
+  const { events } = listed
+  if (listed.header !== undefined && listed.contiguous) {
+    try {
+      validateStoredLog(listed.header, events, listed.locate, options.knownTypes)
+    } catch (error) {
+      judgement.fail((error as Error).message)
+    }
+  }
+  const types = new Map<number, string>()
+  for (const event of events) types.set(event.seq, event.type)
+  const verdict = judgeRecords(events, { locate: listed.locate, typeAt: (seq) => types.get(seq), judgement })
+  const repairing = listed.tailRepair !== undefined || verdict.openTurn !== undefined
+  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing }, options.committed, judgement)
+  if (listed.tailRepair !== undefined) {
+    const t = listed.tailRepair
+    judgement.repairs.push(`${path}:${t.line}: ${t.reason}: loading cuts off these ${t.bytes} bytes`)
+  }
+  if (verdict.openTurn !== undefined) judgement.repairs.push(`the log ends inside turn ${verdict.openTurn}: resuming closes it as interrupted`)
+  return { ...listed, openTurn: verdict.openTurn }
 }
 
 // Byte offset where the `index`-th record line (0-based, after the header) starts. Scans raw bytes rather than

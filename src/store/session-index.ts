@@ -167,6 +167,42 @@ export class SessionIndex {
     }
   }
 
+  /**
+   * The latest entry of one session, or undefined when the index has none (or cannot be read). Reads the journal
+   * and then the snapshot backwards, parsing only lines that name the id: about what a listing's first page costs.
+   */
+  find(id: string): SessionSummary | undefined {
+    let fd: number
+    try {
+      fd = openSync(this.path, constants.O_RDONLY | constants.O_NOFOLLOW)
+    } catch {
+      return undefined
+    }
+    try {
+      const size = fstatSync(fd).size
+      const header = readHeader(fd, size)
+      if (header === undefined) return undefined
+      const snapEnd = header.start + header.snapshotBytes
+      if (snapEnd > size) return undefined
+      const needle = `"id":${JSON.stringify(id)}`
+      const names = (text: string): boolean => text.includes(needle)
+      const found = new Map<string, SessionSummary>()
+      for (const line of parseLines(readRange(fd, snapEnd, size), names)) if (line.kind === 'entry' && line.entry.id === id) mergeEntry(found, line.entry)
+      if (!found.has(id)) {
+        readSnapshotBackwards(fd, header.start, snapEnd, (entry) => {
+          if (entry.id !== id) return true
+          found.set(id, entry)
+          return false
+        }, names)
+      }
+      return found.get(id)
+    } catch {
+      return undefined // an accelerator and a witness, never a reason to fail a load
+    } finally {
+      closeSync(fd)
+    }
+  }
+
   /** Re-reads the folder and rewrites the index from it (reusing entries of logs that did not change). */
   rebuild(): SessionList {
     return this.#reconcile({}, 'missing', true)
@@ -194,7 +230,9 @@ export class SessionIndex {
         if (fresh === undefined) continue
         out.push(fresh)
         // A crashed writer's session: remember what its log says now (a live writer indexes at its turn end).
-        if (stale && !existsSync(join(this.#sessionsDir, `${entry.id}.lock`))) this.record(fresh)
+        // Never when the log now holds less than the entry says was committed: the entry is the witness that
+        // loading the log needs to refuse it (see judgeCommitted), and only `--reindex` accepts the loss.
+        if (stale && !shrunk(entry, fresh) && !existsSync(join(this.#sessionsDir, `${entry.id}.lock`))) this.record(fresh)
       } else out.push({ ...entry, sizeBytes: stats.size })
     }
     return out.sort(newestFirst)
@@ -358,6 +396,12 @@ export class SessionIndex {
       this.close()
     }
   }
+}
+
+// Whether a summary read from a log shows less than an entry recorded as committed (bytes or ended turns).
+function shrunk(entry: SessionSummary, fresh: SessionSummary): boolean {
+  if (entry.problem !== undefined || fresh.problem !== undefined) return false
+  return (fresh.sizeBytes ?? 0) < (entry.sizeBytes ?? 0) || (fresh.turns ?? 0) < (entry.turns ?? 0)
 }
 
 function isLogName(name: string): boolean {

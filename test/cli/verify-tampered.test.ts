@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { cliEnv, ensureBuilt, runCli, sessionFiles, tempHome } from './cli-process.js'
@@ -19,8 +19,12 @@ describe('ledgerloop verify on hand-edited logs', () => {
     lines = readFileSync(join(home, 'sessions', file as string), 'utf8').trimEnd().split('\n')
   }, 30_000)
 
+  // Each copy in a folder of its own under the session's file name: a header naming another id than the file
+  // is itself a defect (issue 22).
   const write = (name: string, content: string[]): string => {
-    const path = join(home, name)
+    const id = (JSON.parse(content[0] as string) as { id: string }).id
+    mkdirSync(join(home, name), { recursive: true })
+    const path = join(home, name, `${id}.jsonl`)
     writeFileSync(path, `${content.join('\n')}\n`)
     return path
   }

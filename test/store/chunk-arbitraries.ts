@@ -69,11 +69,30 @@ const otherEvent: fc.Arbitrary<Draft[]> = fc.oneof(
   json(2).map((data): Draft[] => [{ type: 'some-plugin/record', data, ignorable: true }]),
 )
 
+// The drafts as events of turn 1, step 1: a log a store's judgement on load (the log grammar) accepts.
+function inOneStep(drafts: readonly Draft[]): Draft[] {
+  const inside = drafts.flatMap((d): Draft[] => {
+    if (d.type !== 'assistant/chunk') return [d]
+    const data = d.data as Record<string, JsonValue> | null
+    // Chunks whose data has no turn and step cannot be placed in a step: the grammar refuses them.
+    if (typeof data !== 'object' || data === null || Array.isArray(data) || !('turn' in data) || !('step' in data)) return []
+    return [{ ...d, data: { ...data, turn: 1, step: 1 } }]
+  })
+  return [
+    { type: 'turn/start', data: { turn: 1 } },
+    { type: 'step/start', data: { turn: 1, step: 1 } },
+    ...inside,
+    { type: 'step/end', data: { turn: 1, step: 1 } },
+    { type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } },
+  ]
+}
+
 /**
  * Random logs a store must keep byte for byte: packable chunk runs, near-miss chunk shapes, other events,
- * with arbitrary (also negative and zero) time gaps.
+ * with arbitrary (also negative and zero) time gaps. With `inOneStep`, everything is framed as one turn's one
+ * step (chunks moved into it), as a store that judges the log grammar on load needs.
  */
-export function arbitraryStoredLog(): fc.Arbitrary<SessionEvent[]> {
+export function arbitraryStoredLog(options: { readonly inOneStep?: boolean } = {}): fc.Arbitrary<SessionEvent[]> {
   return fc
     .record({
       segments: fc.array(fc.oneof({ weight: 3, arbitrary: chunkRun }, { weight: 1, arbitrary: oddChunk }, { weight: 1, arbitrary: otherEvent }), { maxLength: 12 }),
@@ -82,7 +101,8 @@ export function arbitraryStoredLog(): fc.Arbitrary<SessionEvent[]> {
     })
     .map(({ segments, start, gaps }) => {
       let time = start
-      return segments.flat().map((draft, seq) => {
+      const drafts = options.inOneStep === true ? inOneStep(segments.flat()) : segments.flat()
+      return drafts.map((draft, seq) => {
         time += gaps[seq % gaps.length] as number
         const event = { type: draft.type, seq, time, data: draft.data }
         return (draft.ignorable === true ? { ...event, ignorable: true } : event) as SessionEvent

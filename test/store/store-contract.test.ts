@@ -285,7 +285,8 @@ describe.each(STORE_KINDS)('store contract: $name', (kind) => {
   it('stored events round-trip byte-identically, chunk runs included (property)', async () => {
     let n = 0
     await fc.assert(
-      fc.asyncProperty(arbitraryStoredLog(), async (events) => {
+      // Framed as one turn's step: loading judges the log grammar (issue 22), so chunks outside a step are refused.
+      fc.asyncProperty(arbitraryStoredLog({ inOneStep: true }), async (events) => {
         const id = `prop-${n++}`
         const session = new Session({ id })
         const writer = await kit.store.create(session.header)

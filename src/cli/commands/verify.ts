@@ -1,43 +1,50 @@
 import type { Command } from 'commander'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { SessionEvent } from '../../session/events.js'
-import { LogGrammar } from '../../session/log-grammar.js'
-import { verifySessionLog } from '../../session/verify.js'
+import { faithfulnessProblems, verifySessionLog } from '../../session/verify.js'
+import { committedEvidence } from '../../store/jsonl-store.js'
+import { LogJudgement } from '../../store/log-judgement.js'
+import { judgeSessionFile } from '../../store/session-file.js'
+import { SessionIndex } from '../../store/session-index.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
 import { describeStoreSpec, refuseLiveSession } from '../store-spec.js'
 import { addStoreOption } from './agent-options.js'
 import { reconstructionProblems, loggedRequests } from '../../views/request-reconstruction.js'
-import { readLenientLog, seqProblems } from '../session-log-file.js'
 import { styleFor } from '../style.js'
 
-/** Every problem of a session file: unreadable lines, seq gaps, grammar, surface, and request reconstruction. */
-export function verifyLogFile(path: string): { problems: string[]; events: number; requests: number } {
-  const log = readLenientLog(path)
-  const problems = [...log.problems]
-  const gaps = seqProblems(log.events)
-  if (gaps.length === 0) {
-    problems.push(...verifySessionLog(log.events).problems)
-    problems.push(...reconstructionProblems(log.events))
-  } else {
-    // Folds index events by seq, so they cannot run over a log with holes; the grammar still can.
-    problems.push(...gaps)
-    const grammar = new LogGrammar()
-    for (const event of log.events) {
-      const problem = grammar.check(event)
-      if (problem !== undefined) problems.push(problem)
-    }
-    const end = grammar.end()
-    if (end !== undefined) problems.push(end)
-  }
-  return { problems, events: log.events.length, requests: loggedRequests(log.events).length }
+/** What `verify` found in a log: every problem, what loading would repair, and what it rebuilt. */
+export interface VerifiedLog {
+  readonly problems: string[]
+  /** What loading repairs rather than refuses (a torn tail, a turn a crash left open): not problems. */
+  readonly repairs: string[]
+  readonly events: number
+  readonly requests: number
+}
+
+/**
+ * Every problem of a session file: the store's own judgement of it (`judgeSessionFile`: header, lines, seqs,
+ * envelope, surface, grammar, citations, and what the session index says was committed), each problem listed
+ * rather than the first thrown; then, on a log without seq gaps, what only `verify` checks: every message
+ * against the chunks it cites, and every request rebuilt from the log.
+ */
+export function verifyLogFile(path: string): VerifiedLog {
+  const id = basename(path, '.jsonl')
+  const judgement = new LogJudgement('list')
+  // The index beside the file, when there is one, witnesses what was committed (as it does for loading).
+  const committed = committedEvidence(new SessionIndex(dirname(path), () => undefined), id)
+  const log = judgeSessionFile(readFileSync(path), path, id, judgement, committed !== undefined ? { committed } : {})
+  const problems = [...judgement.problems]
+  // Folds index events by seq, so they cannot run over a log with holes (the judgement named the holes).
+  if (log.contiguous) problems.push(...faithfulnessProblems(log.events), ...reconstructionProblems(log.events))
+  return { problems, repairs: judgement.repairs, events: log.events.length, requests: loggedRequests(log.events).length }
 }
 
 /** Every problem of a log read from a store (stores other than a JSONL folder refuse a damaged log on read). */
-function verifyEvents(events: readonly SessionEvent[]): { problems: string[]; events: number; requests: number } {
+function verifyEvents(events: readonly SessionEvent[]): VerifiedLog {
   const problems = [...verifySessionLog(events).problems, ...reconstructionProblems(events)]
-  return { problems, events: events.length, requests: loggedRequests(events).length }
+  return { problems, repairs: [], events: events.length, requests: loggedRequests(events).length }
 }
 
 /**
@@ -47,7 +54,7 @@ function verifyEvents(events: readonly SessionEvent[]): { problems: string[]; ev
  */
 export async function verifyCommand(target: string, flags: { json?: boolean; store?: string } = {}): Promise<number> {
   let where: string
-  let result: { problems: string[]; events: number; requests: number }
+  let result: VerifiedLog
   if (target.includes('/') || target.endsWith('.jsonl')) {
     where = resolve(target)
     if (!existsSync(where)) throw new CliError(`no file ${where}`, EXIT.usage)
@@ -70,17 +77,20 @@ export async function verifyCommand(target: string, flags: { json?: boolean; sto
       await store.close()
     }
   }
-  const { problems, events, requests } = result
+  const { problems, repairs, events, requests } = result
   if (flags.json === true) {
-    process.stdout.write(`${JSON.stringify({ ok: problems.length === 0, log: where, events, requests, problems }, null, 2)}\n`)
+    process.stdout.write(`${JSON.stringify({ ok: problems.length === 0, log: where, events, requests, problems, repairs }, null, 2)}\n`)
     return problems.length === 0 ? EXIT.ok : EXIT.failed
   }
   const style = styleFor(process.stdout)
+  // Repairs are what the next resume does by itself (a crash's traces): said, but not failures.
+  const repaired = repairs.map((r) => `  ${style.yellow('repaired on resume:')} ${r}\n`).join('')
   if (problems.length === 0) {
-    process.stdout.write(`${style.green('ok')} ${where}: ${events} events, ${requests} request${requests === 1 ? '' : 's'} rebuilt from the log\n`)
+    process.stdout.write(`${style.green('ok')} ${where}: ${events} events, ${requests} request${requests === 1 ? '' : 's'} rebuilt from the log\n${repaired}`)
     return EXIT.ok
   }
   process.stdout.write(`${style.red(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)} in ${where}:\n`)
+  // No "repaired on resume" here: a log with problems is refused, not repaired.
   for (const problem of problems) process.stdout.write(`  ${problem}\n`)
   return EXIT.failed
 }
@@ -89,7 +99,7 @@ export async function verifyCommand(target: string, flags: { json?: boolean; sto
 export function registerVerify(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('verify').description('check the log grammar and rebuild every request from the log (exit 1 listing each problem)'))
     .argument('<id-or-file>', 'a session id (or a unique prefix), or the path of a session .jsonl file')
-    .option('--json', '{ok, log, events, requests, problems}')
+    .option('--json', '{ok, log, events, requests, problems, repairs}')
     .action(async (target: string, flags: { json?: boolean; store?: string }) => {
       exit.code = await verifyCommand(target, flags)
     })
