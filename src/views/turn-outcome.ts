@@ -1,6 +1,5 @@
-import type { TokenUsage } from '../llm/types.js'
+import type { LlmFailure, TokenUsage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
-import { EXIT } from '../cli/cli-error.js'
 
 /** Input/output token totals of a turn (or a request), with the prompt-cache share. */
 export interface UsageTotals {
@@ -65,28 +64,22 @@ export function describeReason(reason: TurnEndReason): string {
 }
 
 /**
- * What to do about a failed turn, where the failure tells: a wrong base URL (an endpoint that does not stream,
- * or a 404), a missing or rejected key, a stalled server.
+ * How a turn ended, reduced to what a caller acts on: `succeeded` (completed, or cut off at the output token
+ * limit: the reply is there), `cancelled` (by the person at the keyboard) or `failed` (an error, a refused step,
+ * crash repair, a budget or a parent's cancel). A pure fact: the CLI maps it to an exit code, a server to a status.
  */
-export function failureHint(reason: TurnEndReason, route: { readonly baseURL?: string }): string | undefined {
-  if (reason.kind !== 'error') return undefined
-  const { code, status } = reason.error
-  if (code === 'NOT_STREAMING' || (code === 'BAD_REQUEST' && status === 404)) {
-    const base = route.baseURL
-    if (base !== undefined && !/\/v\d+\/?$/.test(base)) return `--base-url probably lacks /v1 (try ${base.replace(/\/+$/, '')}/v1)`
-    return 'check --base-url: the server there is not an OpenAI-format (or Anthropic-format) streaming endpoint'
-  }
-  if (code === 'AUTH') return 'check the API key (ledgerloop config shows which variable is read)'
-  if (code === 'TIMEOUT') return 'the server went silent; raise --idle-timeout SECONDS if it is just slow'
-  if (code === 'INSUFFICIENT_BALANCE') return "top up the provider account; retrying cannot help"
-  return undefined
+export type TurnVerdict = 'succeeded' | 'cancelled' | 'failed'
+
+/** The {@link TurnVerdict} of a turn end. */
+export function turnVerdict(reason: TurnEndReason): TurnVerdict {
+  if (reason.kind === 'completed' || reason.kind === 'max-tokens') return 'succeeded'
+  if (reason.kind === 'aborted' && reason.reason.kind === 'user') return 'cancelled'
+  return 'failed'
 }
 
-/** The exit code for a turn end: 0 completed/max-tokens, 130 cancelled by the user, else 1. */
-export function exitCodeFor(reason: TurnEndReason): number {
-  if (reason.kind === 'completed' || reason.kind === 'max-tokens') return EXIT.ok
-  if (reason.kind === 'aborted' && reason.reason.kind === 'user') return EXIT.interrupted
-  return EXIT.failed
+/** The failure a turn that ended `error` ended with (code, HTTP status when a server answered, message), else undefined. */
+export function turnFailure(reason: TurnEndReason): LlmFailure | undefined {
+  return reason.kind === 'error' ? reason.error : undefined
 }
 
 /** The reason of the last `turn/end` in a log, if any. */
