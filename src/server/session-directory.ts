@@ -2,7 +2,7 @@ import type { SessionStore, SessionSummary } from '../store/types.js'
 import { costFigure, type CostFigure, type PricingCatalogue } from '../views/cost.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { sessionUsage } from '../views/session-usage.js'
-import type { UsageTotals } from '../views/turn-outcome.js'
+import type { UsageTotals } from '../llm/token-usage.js'
 import type { SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
 
 /** One row of `GET /api/sessions`. */

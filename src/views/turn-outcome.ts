@@ -1,26 +1,6 @@
-import type { LlmFailure, TokenUsage } from '../llm/types.js'
+import type { UsageTotals } from '../llm/token-usage.js'
+import type { LlmFailure } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
-
-/** Input/output token totals of a turn (or a request), with the prompt-cache share. */
-export interface UsageTotals {
-  /** All input tokens: uncached + cache reads + cache writes. */
-  input: number
-  output: number
-  cacheRead: number
-}
-
-/** An empty total. */
-export function emptyUsage(): UsageTotals {
-  return { input: 0, output: 0, cacheRead: 0 }
-}
-
-/** Adds one completion's usage (providers report uncached input and cache reads as separate buckets). */
-export function addUsage(total: UsageTotals, usage: TokenUsage | undefined): void {
-  if (usage === undefined) return
-  total.input += usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
-  total.output += usage.outputTokens
-  total.cacheRead += usage.cacheReadTokens ?? 0
-}
 
 /** `1,234 in (1,000 cache hits) · 56 out`. */
 export function formatUsage(total: UsageTotals): string {

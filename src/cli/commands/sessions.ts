@@ -9,7 +9,7 @@ import { resolveConfig, type EffectiveConfig } from '../config.js'
 import { summarizeLog, type LogSummary } from '../../views/session-summary.js'
 import { isSubagentSession } from '../../views/child-sessions.js'
 import { styleFor } from '../style.js'
-import { emptyUsage } from '../../views/turn-outcome.js'
+import { emptyUsage } from '../../llm/token-usage.js'
 import { addStoreOption, positiveInteger } from './agent-options.js'
 
 /** One row of `ledgerloop sessions --json`. */
