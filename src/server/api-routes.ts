@@ -51,7 +51,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
           additionalProperties: false,
           properties: {
             status: { type: 'string', enum: [...STATUSES] },
-            q: { type: 'string', maxLength: 200, description: 'part of the title, or a prefix of the id' },
+            q: { type: 'string', maxLength: 200, description: 'part of the title or first prompt (case-insensitive), or a prefix of the id' },
             limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
             offset: { type: 'integer', minimum: 0, default: 0 },
           },

@@ -27,7 +27,7 @@ export interface SessionListRow {
 /** Query of {@link SessionDirectory.list}. */
 export interface SessionListQuery {
   readonly status?: SessionRunStatus
-  /** Case-insensitive part of the title, or a prefix of the id. */
+  /** Case-insensitive part of the title or first prompt, or a prefix of the id: the store's `list({ search })` rule. */
   readonly q?: string
   readonly limit: number
   readonly offset: number
