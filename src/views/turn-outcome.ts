@@ -46,7 +46,7 @@ export function describeReason(reason: TurnEndReason): string {
 /**
  * How a turn ended, reduced to what a caller acts on: `succeeded` (completed, or cut off at the output token
  * limit: the reply is there), `cancelled` (by the person at the keyboard) or `failed` (an error, a refused step,
- * crash repair, a budget or a parent's cancel). A pure fact: the CLI maps it to an exit code, a server to a status.
+ * crash repair, a budget or a parent's cancel). A fact, not an exit code: src/cli/turn-exit.ts maps it to one.
  */
 export type TurnVerdict = 'succeeded' | 'cancelled' | 'failed'
 
