@@ -8,7 +8,8 @@ import { Session } from '../session/session.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import { CliError, EXIT } from './cli-error.js'
 import { isPostgresStoreUrl, loadPostgresStoreModule } from './store-spec.js'
-import { describeReason, exitCodeFor } from '../views/turn-outcome.js'
+import { describeReason } from '../views/turn-outcome.js'
+import { exitCodeFor } from './turn-exit.js'
 
 /** What `run|chat --attach` needs from the command line. */
 export interface AttachFlags {

@@ -2,7 +2,8 @@ import type { StreamChunk, ToolResultBlock, TokenUsage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
 import { Spinner } from './spinner.js'
 import type { Style } from './style.js'
-import { addUsage, clip, describeReason, emptyUsage, formatDuration, formatUsage, toolSubject, type UsageTotals } from '../views/turn-outcome.js'
+import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
+import { clip, describeReason, formatDuration, formatUsage, toolSubject } from '../views/turn-outcome.js'
 
 interface PendingTool {
   readonly name: string

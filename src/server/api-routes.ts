@@ -3,7 +3,6 @@ import { checkSession } from '../views/session-check.js'
 import { requestWithDiff } from '../views/request-view.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { costFigure, type PricingCatalogue } from '../views/cost.js'
-import { sessionUsage } from '../views/session-usage.js'
 import { buildTimeline } from '../views/timeline.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
@@ -51,7 +50,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
           additionalProperties: false,
           properties: {
             status: { type: 'string', enum: [...STATUSES] },
-            q: { type: 'string', maxLength: 200, description: 'part of the title, or a prefix of the id' },
+            q: { type: 'string', maxLength: 200, description: 'part of the title or first prompt (case-insensitive), or a prefix of the id' },
             limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
             offset: { type: 'integer', minimum: 0, default: 0 },
           },
@@ -101,8 +100,8 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       header,
       status: input.status(id),
       events: events.length,
+      // title, turns, lastReason and usage: the summary's usage is the figure sessionUsage would sum again.
       ...summarizeLog(events),
-      usage: sessionUsage(events),
       ...(cost !== undefined ? { cost } : {}),
       ...(config !== undefined ? { provider: config.provider, model: config.model } : {}),
     }

@@ -1,8 +1,8 @@
-import type { SessionStore, SessionSummary } from '../store/types.js'
-import { costFigure, type CostFigure, type PricingCatalogue } from '../views/cost.js'
-import { summarizeLog } from '../views/session-summary.js'
-import { sessionUsage } from '../views/session-usage.js'
-import type { UsageTotals } from '../views/turn-outcome.js'
+import { pageOf } from '../store/session-list.js'
+import type { SessionListOptions, SessionStore, SessionSummary } from '../store/types.js'
+import type { CostFigure, PricingCatalogue } from '../views/cost.js'
+import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../views/session-row.js'
+import type { UsageTotals } from '../llm/token-usage.js'
 import type { SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
 
 /** One row of `GET /api/sessions`. */
@@ -27,7 +27,7 @@ export interface SessionListRow {
 /** Query of {@link SessionDirectory.list}. */
 export interface SessionListQuery {
   readonly status?: SessionRunStatus
-  /** Case-insensitive part of the title, or a prefix of the id. */
+  /** Case-insensitive part of the title or first prompt, or a prefix of the id: the store's `list({ search })` rule. */
   readonly q?: string
   readonly limit: number
   readonly offset: number
@@ -35,7 +35,7 @@ export interface SessionListQuery {
 
 interface CachedSummary {
   readonly key: string
-  readonly row: Omit<SessionListRow, 'status' | 'updatedAt'>
+  readonly facts: SessionRowFacts
 }
 
 /**
@@ -65,57 +65,69 @@ export class SessionDirectory {
    */
   async list(query: SessionListQuery): Promise<{ sessions: SessionListRow[]; total: number }> {
     const needle = query.q?.trim() ?? ''
+    const search: SessionListOptions = needle !== '' ? { search: needle } : {}
     if (query.status === undefined) {
-      const listed = await this.#store.list({ limit: query.limit, offset: query.offset, ...(needle !== '' ? { search: needle } : {}) })
+      const listed = await this.#store.list({ limit: query.limit, offset: query.offset, ...search })
       if (listed.total !== undefined) {
         const rows: SessionListRow[] = []
         for (const stored of listed) rows.push(await this.#row(stored, this.#input.status(stored.id)))
         return { sessions: rows.sort(byActivity), total: listed.total }
       }
     }
+    // Every match, with the store's own search rule (a store that ignores list options lists everything:
+    // pageOf applies the same rule here), then the status filter and the page.
+    const listed = await this.#store.list(search)
     const rows: SessionListRow[] = []
-    const lowered = needle.toLowerCase()
-    for (const stored of await this.#store.list()) {
+    for (const stored of listed.total === undefined ? pageOf(listed, search) : listed) {
       const status = this.#input.status(stored.id)
       if (query.status !== undefined && status !== query.status) continue
-      const row = await this.#row(stored, status)
-      if (lowered !== '' && !row.title.toLowerCase().includes(lowered) && !stored.id.toLowerCase().startsWith(lowered)) continue
-      rows.push(row)
+      rows.push(await this.#row(stored, status))
     }
     rows.sort(byActivity)
     return { sessions: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
   }
 
-  // One row: the log's summary (cached until the session changes: a stored one by its write time, one
-  // running here by its length) with its run status.
+  // One row: the shared row facts of the log (cached until the session changes: a stored one by its write
+  // time, one running here by its length) with its run status and its newest activity.
   async #row(stored: SessionSummary, status: SessionRunStatus): Promise<SessionListRow> {
-    let summary: CachedSummary['row']
+    let facts: SessionRowFacts
     let updatedAt = stored.updatedAt
     try {
       const snapshot = status === 'stored' ? undefined : await this.#feed.read(stored.id)
       const key = snapshot !== undefined ? `live:${snapshot.events.length}` : `stored:${stored.updatedAt}`
       if (snapshot !== undefined) updatedAt = Math.max(updatedAt, snapshot.events[snapshot.events.length - 1]?.time ?? 0)
       const cached = this.#cache.get(stored.id)
-      if (cached !== undefined && cached.key === key) summary = cached.row
+      if (cached !== undefined && cached.key === key) facts = cached.facts
       else {
-        const events = snapshot?.events ?? (await this.#feed.read(stored.id)).events
-        const { title, turns, lastReason } = summarizeLog(events)
-        const cost = costFigure(events, this.#pricing)
-        summary = {
-          id: stored.id,
-          title,
-          turns,
-          lastReason,
-          usage: sessionUsage(events),
-          ...(cost !== undefined ? { cost } : {}),
-          ...(stored.parentSession !== undefined ? { parentSession: stored.parentSession } : {}),
-        }
-        this.#cache.set(stored.id, { key, row: summary })
+        facts = sessionRowFacts(stored, snapshot?.events ?? (await this.#feed.read(stored.id)).events, this.#pricing)
+        this.#cache.set(stored.id, { key, facts })
       }
     } catch (error) {
-      summary = { id: stored.id, title: stored.title ?? '', turns: stored.turns ?? 0, lastReason: stored.lastReason ?? null, problem: (error as Error).message }
+      facts = unreadableSessionRow(stored, (error as Error).message)
     }
-    return { ...summary, status, updatedAt: new Date(updatedAt).toISOString() }
+    return serverRow(facts, status, updatedAt)
+  }
+}
+
+/**
+ * The shared row facts under the names `GET /api/sessions` has always answered with, in its order: no store
+ * size or sub-agent fields, `parentSession` on readable rows only, the run status and the newest activity last.
+ */
+function serverRow(f: SessionRowFacts, status: SessionRunStatus, updatedAt: number): SessionListRow {
+  return {
+    id: f.id,
+    title: f.title,
+    turns: f.turns,
+    lastReason: f.lastReason,
+    ...(f.problem !== undefined
+      ? { problem: f.problem }
+      : {
+          ...(f.usage !== undefined ? { usage: f.usage } : {}),
+          ...(f.cost !== undefined ? { cost: f.cost } : {}),
+          ...(f.parentSession !== undefined ? { parentSession: f.parentSession } : {}),
+        }),
+    status,
+    updatedAt: new Date(updatedAt).toISOString(),
   }
 }
 

@@ -1,7 +1,8 @@
 import type { ContentBlock, UserMessage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
 import type { TokenUsage } from '../llm/types.js'
-import { addUsage, clip, emptyUsage, lastTurnReason, type UsageTotals } from './turn-outcome.js'
+import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
+import { clip, lastTurnReason } from './turn-outcome.js'
 
 /** What `sessions` shows about one session's log. */
 export interface LogSummary {

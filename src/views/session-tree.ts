@@ -2,7 +2,7 @@ import type { TokenUsage, ToolResultBlock } from '../llm/types.js'
 import type { RequestHeader, SessionEvent, TurnEndReason } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import { loggedRequests } from './request-reconstruction.js'
-import { addUsage, emptyUsage, type UsageTotals } from './turn-outcome.js'
+import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
 
 /** One model request in `inspect`'s tree. */
 export interface RequestNode {

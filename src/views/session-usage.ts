@@ -1,6 +1,6 @@
 import type { TokenUsage } from '../llm/types.js'
 import type { SessionEvent } from '../session/events.js'
-import { addUsage, emptyUsage, type UsageTotals } from './turn-outcome.js'
+import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
 
 /**
  * Token totals of a whole session: every completion's logged usage, with the prompt-cache share.

@@ -1,7 +1,8 @@
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import { buildSessionTree, type RequestNode, type ToolNode } from './session-tree.js'
-import { addUsage, describeReason, emptyUsage, toolSubject, type UsageTotals } from './turn-outcome.js'
+import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
+import { describeReason, toolSubject } from './turn-outcome.js'
 
 /** What a waterfall row stands for. */
 export type TimelineRowKind = 'turn' | 'step' | 'request' | 'tool'

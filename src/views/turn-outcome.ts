@@ -1,27 +1,6 @@
-import type { TokenUsage } from '../llm/types.js'
+import type { UsageTotals } from '../llm/token-usage.js'
+import type { LlmFailure } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
-import { EXIT } from '../cli/cli-error.js'
-
-/** Input/output token totals of a turn (or a request), with the prompt-cache share. */
-export interface UsageTotals {
-  /** All input tokens: uncached + cache reads + cache writes. */
-  input: number
-  output: number
-  cacheRead: number
-}
-
-/** An empty total. */
-export function emptyUsage(): UsageTotals {
-  return { input: 0, output: 0, cacheRead: 0 }
-}
-
-/** Adds one completion's usage (providers report uncached input and cache reads as separate buckets). */
-export function addUsage(total: UsageTotals, usage: TokenUsage | undefined): void {
-  if (usage === undefined) return
-  total.input += usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
-  total.output += usage.outputTokens
-  total.cacheRead += usage.cacheReadTokens ?? 0
-}
 
 /** `1,234 in (1,000 cache hits) · 56 out`. */
 export function formatUsage(total: UsageTotals): string {
@@ -65,28 +44,22 @@ export function describeReason(reason: TurnEndReason): string {
 }
 
 /**
- * What to do about a failed turn, where the failure tells: a wrong base URL (an endpoint that does not stream,
- * or a 404), a missing or rejected key, a stalled server.
+ * How a turn ended, reduced to what a caller acts on: `succeeded` (completed, or cut off at the output token
+ * limit: the reply is there), `cancelled` (by the person at the keyboard) or `failed` (an error, a refused step,
+ * crash repair, a budget or a parent's cancel). A fact, not an exit code: src/cli/turn-exit.ts maps it to one.
  */
-export function failureHint(reason: TurnEndReason, route: { readonly baseURL?: string }): string | undefined {
-  if (reason.kind !== 'error') return undefined
-  const { code, status } = reason.error
-  if (code === 'NOT_STREAMING' || (code === 'BAD_REQUEST' && status === 404)) {
-    const base = route.baseURL
-    if (base !== undefined && !/\/v\d+\/?$/.test(base)) return `--base-url probably lacks /v1 (try ${base.replace(/\/+$/, '')}/v1)`
-    return 'check --base-url: the server there is not an OpenAI-format (or Anthropic-format) streaming endpoint'
-  }
-  if (code === 'AUTH') return 'check the API key (ledgerloop config shows which variable is read)'
-  if (code === 'TIMEOUT') return 'the server went silent; raise --idle-timeout SECONDS if it is just slow'
-  if (code === 'INSUFFICIENT_BALANCE') return "top up the provider account; retrying cannot help"
-  return undefined
+export type TurnVerdict = 'succeeded' | 'cancelled' | 'failed'
+
+/** The {@link TurnVerdict} of a turn end. */
+export function turnVerdict(reason: TurnEndReason): TurnVerdict {
+  if (reason.kind === 'completed' || reason.kind === 'max-tokens') return 'succeeded'
+  if (reason.kind === 'aborted' && reason.reason.kind === 'user') return 'cancelled'
+  return 'failed'
 }
 
-/** The exit code for a turn end: 0 completed/max-tokens, 130 cancelled by the user, else 1. */
-export function exitCodeFor(reason: TurnEndReason): number {
-  if (reason.kind === 'completed' || reason.kind === 'max-tokens') return EXIT.ok
-  if (reason.kind === 'aborted' && reason.reason.kind === 'user') return EXIT.interrupted
-  return EXIT.failed
+/** The failure a turn that ended `error` ended with (code, HTTP status when a server answered, message), else undefined. */
+export function turnFailure(reason: TurnEndReason): LlmFailure | undefined {
+  return reason.kind === 'error' ? reason.error : undefined
 }
 
 /** The reason of the last `turn/end` in a log, if any. */

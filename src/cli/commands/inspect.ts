@@ -7,7 +7,8 @@ import { addStoreOption } from './agent-options.js'
 import { buildSessionTree, type CompactionNode, type SessionTree, type StepNode } from '../../views/session-tree.js'
 import { attachChildTrees, type SubagentTreeFields } from '../../views/child-sessions.js'
 import { styleFor, type Style } from '../style.js'
-import { describeReason, formatDuration, formatUsage, emptyUsage, addUsage, toolSubject } from '../../views/turn-outcome.js'
+import { addUsage, emptyUsage } from '../../llm/token-usage.js'
+import { describeReason, formatDuration, formatUsage, toolSubject } from '../../views/turn-outcome.js'
 
 /** Renders the tree for people (a sub-agent's tree nested under the tool call that started it). */
 export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields>, style: Style, cost?: SessionCost): string {

@@ -12,7 +12,8 @@ import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
-import { describeReason, exitCodeFor, failureHint, formatDuration } from '../../views/turn-outcome.js'
+import { describeReason, formatDuration } from '../../views/turn-outcome.js'
+import { exitCodeFor, failureHint } from '../turn-exit.js'
 import { addAgentOptions, CLI_ROUTE_EVENT, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
 
 /** Reads the whole of stdin (a piped prompt: `echo "…" | ledgerloop run`, `ledgerloop run -`). */

@@ -2,14 +2,15 @@ import type { Command } from 'commander'
 import { JsonlStore } from '../../store/jsonl-store.js'
 import { pageOf } from '../../store/session-list.js'
 import type { SessionListOptions, SessionStore, SessionSummary } from '../../store/types.js'
-import { formatCost, sessionCost, type PricingCatalogue } from '../../views/cost.js'
+import { formatCost, type PricingCatalogue } from '../../views/cost.js'
 import { EXIT } from '../cli-error.js'
 import { cliPricing, cliStore } from '../cli-harness.js'
 import { resolveConfig, type EffectiveConfig } from '../config.js'
-import { summarizeLog, type LogSummary } from '../../views/session-summary.js'
+import type { LogSummary } from '../../views/session-summary.js'
+import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../../views/session-row.js'
 import { isSubagentSession } from '../../views/child-sessions.js'
 import { styleFor } from '../style.js'
-import { emptyUsage } from '../../views/turn-outcome.js'
+import { emptyUsage } from '../../llm/token-usage.js'
 import { addStoreOption, positiveInteger } from './agent-options.js'
 
 /** One row of `ledgerloop sessions --json`. */
@@ -50,32 +51,35 @@ export async function listSessionsPage(store: SessionStore, pricing: PricingCata
   return { rows, total: page.total ?? page.length, ...(listed.indexNote !== undefined ? { indexNote: listed.indexNote } : {}) }
 }
 
-
 async function sessionRow(store: SessionStore, pricing: PricingCatalogue, s: SessionSummary): Promise<SessionRow> {
-  const base = {
-      id: s.id,
-      updatedAt: new Date(s.updatedAt).toISOString(),
-      ...(s.sizeBytes !== undefined ? { sizeBytes: s.sizeBytes } : {}),
-      ...(s.parentSession !== undefined ? { parentSession: s.parentSession } : {}),
-      ...(s.parentCallId !== undefined ? { parentCallId: s.parentCallId } : {}),
-      ...(s.agentProfile !== undefined ? { agentProfile: s.agentProfile } : {}),
-    }
-    try {
-      const events = (await store.read(s.id)).events
-      const cost = sessionCost(events, pricing)
-      return {
-        ...base,
-        ...summarizeLog(events),
-        ...(cost.currency !== undefined ? { cost: { total: roundCost(cost.total), currency: cost.currency, ...(cost.asOf !== undefined ? { pricesAsOf: cost.asOf } : {}) } } : {}),
-      }
-    } catch (error) {
-      return { ...base, title: s.title ?? '', turns: s.turns ?? 0, lastReason: (s.lastReason ?? null) as SessionRow['lastReason'], usage: emptyUsage(), problem: (error as Error).message }
-    }
+  let facts: SessionRowFacts
+  try {
+    facts = sessionRowFacts(s, (await store.read(s.id)).events, pricing)
+  } catch (error) {
+    facts = unreadableSessionRow(s, (error as Error).message)
+  }
+  return cliRow(facts)
 }
 
-/** Six decimals: a cheap session must not read as zero, and JSON must not carry float noise. */
-function roundCost(value: number): number {
-  return Math.round(value * 1e6) / 1e6
+/**
+ * The shared row facts under the names `sessions --json` has always printed, in its order: the ISO time, the
+ * store's fields, usage on every row (empty when the log could not be read), the cost's date as `pricesAsOf`.
+ */
+function cliRow(f: SessionRowFacts): SessionRow {
+  return {
+    id: f.id,
+    updatedAt: new Date(f.updatedAt).toISOString(),
+    ...(f.sizeBytes !== undefined ? { sizeBytes: f.sizeBytes } : {}),
+    ...(f.parentSession !== undefined ? { parentSession: f.parentSession } : {}),
+    ...(f.parentCallId !== undefined ? { parentCallId: f.parentCallId } : {}),
+    ...(f.agentProfile !== undefined ? { agentProfile: f.agentProfile } : {}),
+    title: f.title,
+    turns: f.turns,
+    lastReason: f.lastReason,
+    usage: f.usage ?? emptyUsage(),
+    ...(f.cost !== undefined ? { cost: { total: f.cost.total, currency: f.cost.currency, ...(f.cost.asOf !== undefined ? { pricesAsOf: f.cost.asOf } : {}) } } : {}),
+    ...(f.problem !== undefined ? { problem: f.problem } : {}),
+  }
 }
 
 /** Formats rows as the `sessions` table. */
