@@ -104,15 +104,9 @@ export class LlmRegistry {
       throw new LlmError({ message: `no adapter is registered for provider '${config.provider}'`, code: 'NO_ADAPTER' })
     }
     const info: ModelInfo | undefined = adapter.resolveModel?.(config.model)
-    // A detached copy of exactly the call-config fields: freezing it must never freeze the caller's objects.
-    const effective: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = {
-      provider: config.provider,
-      model: config.model,
-      ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
-      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-      ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
-      ...(config.stop !== undefined ? { stop: [...config.stop] } : {}),
-    }
+    // A detached copy: freezing it must never freeze the caller's objects (a whole request passed as config
+    // keeps only its call-config fields).
+    const effective = copyCallConfig(config)
     const defaults: { -readonly [K in keyof AdapterDefaults]: AdapterDefaults[K] } = {}
     if (effective.maxTokens === undefined && info?.defaultMaxTokens !== undefined) {
       effective.maxTokens = info.defaultMaxTokens
@@ -233,6 +227,23 @@ const replayStateFree = new WeakSet<readonly Message[]>()
  */
 export function markReplayStateFree(messages: readonly Message[]): void {
   if (Object.isFrozen(messages)) replayStateFree.add(messages)
+}
+
+/**
+ * A detached copy of exactly the call-config fields of `config` (anything else it carries, such as a request's
+ * messages, is left behind), keys in the canonical order provider, model, reasoningEffort, temperature,
+ * maxTokens, stop, absent fields omitted, `stop` copied. The one copy both the registry (a prepared call's
+ * config) and the logged request header (`session/request-header.ts`) are built with, so they cannot drift.
+ */
+export function copyCallConfig(config: LlmCallConfig): { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } {
+  return {
+    provider: config.provider,
+    model: config.model,
+    ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+    ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
+    ...(config.stop !== undefined ? { stop: [...config.stop] } : {}),
+  }
 }
 
 /** Field-wise equality of two call configs (`stop` element by element). */

@@ -1,5 +1,5 @@
 import type { AdapterDefaults, LlmCallConfig, ToolSchema } from '../llm/types.js'
-import { callConfigEquals } from '../llm/registry.js'
+import { callConfigEquals, copyCallConfig } from '../llm/registry.js'
 import type { RequestHeader, SessionEvent } from './events.js'
 
 /**
@@ -12,15 +12,8 @@ export function canonicalHeader(input: {
   system?: string | undefined
   tools?: readonly ToolSchema[] | undefined
 }): RequestHeader {
-  const c = input.config
-  const config: LlmCallConfig = {
-    provider: c.provider,
-    model: c.model,
-    ...(c.reasoningEffort !== undefined ? { reasoningEffort: c.reasoningEffort } : {}),
-    ...(c.temperature !== undefined ? { temperature: c.temperature } : {}),
-    ...(c.maxTokens !== undefined ? { maxTokens: c.maxTokens } : {}),
-    ...(c.stop !== undefined ? { stop: [...c.stop] } : {}),
-  }
+  // The registry's copy: the logged config has the same fields in the same order as a prepared call's.
+  const config: LlmCallConfig = copyCallConfig(input.config)
   const d = input.adapterDefaults
   const defaults: AdapterDefaults = {
     ...(d?.reasoningEffort === true ? { reasoningEffort: true } : {}),
