@@ -1,3 +1,7 @@
+/**
+ * The agent loop (one agent's driver, turns, steps and request attempts, read top to bottom) and its options,
+ * runtime and per-agent seams. Requests are read through the registry's one stream pump (`llm.pump`).
+ */
 import { HarnessError } from '../errors/harness-error.js'
 import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
 import { snapshotJson } from '../json/lossless.js'
@@ -5,7 +9,7 @@ import { BlockAssembler } from '../llm/block-assembler.js'
 import { LlmError } from '../llm/llm-error.js'
 import { frozenChunkCopy, takeTextDelta } from '../llm/freeze-chunk.js'
 import { draftAssistantMessage, toUserMessage } from '../llm/messages.js'
-import { pumpLoopStream, type LlmRegistry, type PreparedCall } from '../llm/registry.js'
+import type { LlmRegistry, PreparedCall } from '../llm/registry.js'
 import type { GenerateOptions, LlmCallConfig, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
 import type { CancelCause, SessionEvent, TurnEndReason } from '../session/events.js'
 import { interruptedTurnClosers, type CloserEvent } from '../session/repair.js'
@@ -436,7 +440,7 @@ export class Agent {
           chunkSeqs.push(this.session.appendText(turn, step, type, index, text))
           assembler.pushText(type, index, text)
         }
-        await pumpLoopStream(this.#rt.llm.openForLoop(request, prepared), signal, (streamed) => {
+        await this.#rt.llm.pump(request, prepared, (streamed) => {
           signal.throwIfAborted()
           if (takeTextDelta(streamed, onText)) return
           // The log and the assembler share one frozen chunk (a copy when the adapter yields unfrozen objects);
