@@ -20,7 +20,6 @@ import type { SessionWriter } from '../store/types.js'
 import type { LedgerHooks, PreStepDecision } from './hook-types.js'
 import { Inbox, type InboxTarget } from './inbox.js'
 import { runWithInitiator } from './initiator.js'
-import { markLoopRequest } from './loop-request.js'
 import { joinContextSections, PromptRegistry, PromptRenderCache, type PromptAssembly } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { executeToolCalls } from './tool-calls.js'
@@ -558,8 +557,9 @@ export class Agent {
       ...(logged.tools !== undefined ? { tools: logged.tools } : {}),
       sessionId: this.session.id,
       signal,
+      // What `llm/stream` listeners (the invariant plugin) tell a loop request by: rebuildable from the log.
+      origin: 'loop',
     })
-    markLoopRequest(request)
     return { request, prepared }
   }
 
