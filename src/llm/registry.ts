@@ -356,28 +356,31 @@ class StreamPump implements AsyncIterator<StreamChunk> {
     const iterator = this.#iterator
     const guarded = this.#guarded
     for (;;) {
-      let result: IteratorResult<StreamChunk>
+      let chunk: StreamChunk
       if (this.#pending !== undefined) {
-        result = this.#takePending()
-      } else if (this.#state === 'closing') {
+        chunk = this.#takePending().value as StreamChunk
+      } else if (this.#state !== 'open' || iterator === undefined) {
         // Nothing may follow a finish: close the adapter (its socket) before the caller goes on.
-        await this.return()
-        return
-      } else if (this.#state === 'done' || iterator === undefined) {
+        if (this.#state === 'closing') await this.return()
         return
       } else {
+        let result: IteratorResult<StreamChunk>
         try {
           result = await iterator.next()
         } catch (error) {
           if (!guarded) throw error
           result = this.#reject(error)
         }
+        if (result.done === true) {
+          if (guarded) this.#state = 'done'
+          return
+        }
+        chunk = result.value
         // `#reject` leaves the pump done: its failure finish is already the guarded value.
-        if (guarded && this.#state === 'open') result = this.#accept(result)
+        if (guarded && chunk.type === 'finish' && this.#state === 'open') chunk = this.#finish(chunk)
       }
-      if (result.done === true) return
       try {
-        onChunk(result.value)
+        onChunk(chunk)
       } catch (error) {
         try {
           await this.return()
@@ -396,6 +399,16 @@ class StreamPump implements AsyncIterator<StreamChunk> {
     return { done: false, value: chunk }
   }
 
+  /** The guard on an adapter's finish: it is the last chunk (closing), its failure a valid {@link LlmFailure}. */
+  #finish(chunk: Extract<StreamChunk, { type: 'finish' }>): StreamChunk {
+    this.#state = 'closing'
+    const reason = chunk.reason
+    if ((reason.kind === 'error' || reason.kind === 'aborted') && !isLlmFailure(reason.failure)) {
+      return { ...chunk, reason: { kind: reason.kind, failure: sanitizeLlmFailure(reason.failure) } }
+    }
+    return chunk
+  }
+
   // Arrow fields: `next()` hands the same two callbacks to every chunk's `then`, no closure per chunk.
   readonly #accept = (result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk> => {
     if (result.done === true) {
@@ -404,12 +417,8 @@ class StreamPump implements AsyncIterator<StreamChunk> {
     }
     const chunk = result.value
     if (chunk.type !== 'finish') return result
-    this.#state = 'closing'
-    const reason = chunk.reason
-    if ((reason.kind === 'error' || reason.kind === 'aborted') && !isLlmFailure(reason.failure)) {
-      return { done: false, value: { ...chunk, reason: { kind: reason.kind, failure: sanitizeLlmFailure(reason.failure) } } }
-    }
-    return result
+    const guarded = this.#finish(chunk)
+    return guarded === chunk ? result : { done: false, value: guarded }
   }
 
   readonly #reject = (error: unknown): IteratorResult<StreamChunk> => {
