@@ -1,7 +1,4 @@
-/**
- * The agent loop (one agent's driver, turns, steps and request attempts, read top to bottom) and its options,
- * runtime and per-agent seams. Requests are read through the registry's one stream pump (`llm.pump`).
- */
+// The agent loop (driver, turn, step, request attempt, read top to bottom); requests go through `llm.pump`.
 import { HarnessError } from '../errors/harness-error.js'
 import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
 import { snapshotJson } from '../json/lossless.js'
@@ -557,8 +554,7 @@ export class Agent {
       ...(logged.tools !== undefined ? { tools: logged.tools } : {}),
       sessionId: this.session.id,
       signal,
-      // What `llm/stream` listeners (the invariant plugin) tell a loop request by: rebuildable from the log.
-      origin: 'loop',
+      origin: 'loop', // how `llm/stream` listeners (the invariant plugin) tell a request rebuildable from the log
     })
     return { request, prepared }
   }
