@@ -158,12 +158,21 @@ export class LlmRegistry {
    * @param prepared - the call prepared for this request, or none (the route is resolved at dispatch time)
    * @throws HarnessError `INVALID_PREPARED_CALL` (rejects) as `prepared.stream` does; what a middleware throws
    */
-  async pump(request: GenerateOptions, prepared: PreparedCall | undefined, onChunk: (chunk: StreamChunk) => void): Promise<void> {
-    const claim = prepared === undefined ? undefined : this.#claims.get(prepared)
-    // Another registry's prepared call: its own stream is already guarded, read it as `for await` would.
-    if (prepared !== undefined && claim === undefined) return StreamPump.passThrough(prepared.stream(request)[Symbol.asyncIterator]()).drain(onChunk)
-    const pinned = claim?.(request)
-    const pump = this.#middlewareActive() ? this.#viaMiddleware(request, pinned) : this.#terminal(request, pinned)[Symbol.asyncIterator]()
+  pump(request: GenerateOptions, prepared: PreparedCall | undefined, onChunk: (chunk: StreamChunk) => void): Promise<void> {
+    // Not an async function: the loop awaits this once per request, and a wrapper would add ticks to each.
+    let pump: StreamPump
+    try {
+      const claim = prepared === undefined ? undefined : this.#claims.get(prepared)
+      if (prepared !== undefined && claim === undefined) {
+        // Another registry's prepared call: its own stream is already guarded, read it as `for await` would.
+        pump = StreamPump.passThrough(prepared.stream(request)[Symbol.asyncIterator]())
+      } else {
+        const pinned = claim?.(request)
+        pump = this.#middlewareActive() ? this.#viaMiddleware(request, pinned) : this.#open(request, pinned)
+      }
+    } catch (error) {
+      return Promise.reject(error)
+    }
     return pump.drain(onChunk)
   }
 
@@ -182,14 +191,21 @@ export class LlmRegistry {
    * The innermost stream: the adapter (pinned, else the route's, resolved now) behind the guard; each
    * iteration opens the adapter anew. An unknown route is one in-band NO_ADAPTER finish.
    */
-  #terminal(request: GenerateOptions, pinned: LlmAdapter | undefined): { [Symbol.asyncIterator](): StreamPump } {
+  #terminal(request: GenerateOptions, pinned: LlmAdapter | undefined): AsyncIterable<StreamChunk> {
     const adapter = pinned ?? this.#adapters.get(request.provider)
     if (adapter === undefined) {
-      const failure: LlmFailure = { message: `no adapter is registered for provider '${request.provider}'`, code: 'NO_ADAPTER' }
+      const failure = noAdapter(request)
       return { [Symbol.asyncIterator]: () => StreamPump.failed(failure, request.signal) }
     }
     const sent = this.#withoutForeignReplayState(request, adapter)
     return { [Symbol.asyncIterator]: () => StreamPump.guarded(adapter, sent) }
+  }
+
+  /** {@link #terminal} opened at once (the loop's read with no middleware: no iterable in between). */
+  #open(request: GenerateOptions, pinned: LlmAdapter | undefined): StreamPump {
+    const adapter = pinned ?? this.#adapters.get(request.provider)
+    if (adapter === undefined) return StreamPump.failed(noAdapter(request), request.signal)
+    return StreamPump.guarded(adapter, this.#withoutForeignReplayState(request, adapter))
   }
 
   /**
@@ -228,6 +244,10 @@ export class LlmRegistry {
 }
 
 const replayStateFree = new WeakSet<readonly Message[]>()
+
+function noAdapter(request: GenerateOptions): LlmFailure {
+  return { message: `no adapter is registered for provider '${request.provider}'`, code: 'NO_ADAPTER' }
+}
 
 /**
  * Marks a frozen history array as carrying no replay state, so requests built on it skip the foreign
