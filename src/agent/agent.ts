@@ -1,3 +1,4 @@
+// The agent loop (driver, turn, step, request attempt, read top to bottom); requests go through `llm.pump`.
 import { HarnessError } from '../errors/harness-error.js'
 import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
 import { snapshotJson } from '../json/lossless.js'
@@ -5,7 +6,7 @@ import { BlockAssembler } from '../llm/block-assembler.js'
 import { LlmError } from '../llm/llm-error.js'
 import { frozenChunkCopy, takeTextDelta } from '../llm/freeze-chunk.js'
 import { draftAssistantMessage, toUserMessage } from '../llm/messages.js'
-import { pumpLoopStream, type LlmRegistry, type PreparedCall } from '../llm/registry.js'
+import type { LlmRegistry, PreparedCall } from '../llm/registry.js'
 import type { GenerateOptions, LlmCallConfig, Message, ToolCallBlock, ToolSchema, UserMessage } from '../llm/types.js'
 import type { CancelCause, SessionEvent, TurnEndReason } from '../session/events.js'
 import { interruptedTurnClosers, type CloserEvent } from '../session/repair.js'
@@ -16,7 +17,6 @@ import type { SessionWriter } from '../store/types.js'
 import type { LedgerHooks, PreStepDecision } from './hook-types.js'
 import { Inbox, type InboxTarget } from './inbox.js'
 import { runWithInitiator } from './initiator.js'
-import { markLoopRequest } from './loop-request.js'
 import { joinContextSections, PromptRegistry, PromptRenderCache, type PromptAssembly } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { executeToolCalls } from './tool-calls.js'
@@ -434,7 +434,7 @@ export class Agent {
           chunkSeqs.push(this.session.appendText(turn, step, type, index, text))
           assembler.pushText(type, index, text)
         }
-        await pumpLoopStream(this.#rt.llm.openForLoop(request, prepared), signal, (streamed) => {
+        await this.#rt.llm.pump(request, prepared, (streamed) => {
           signal.throwIfAborted()
           if (takeTextDelta(streamed, onText)) return
           // The log and the assembler share one frozen chunk (a copy when the adapter yields unfrozen objects);
@@ -552,8 +552,8 @@ export class Agent {
       ...(logged.tools !== undefined ? { tools: logged.tools } : {}),
       sessionId: this.session.id,
       signal,
+      origin: 'loop', // how `llm/stream` listeners (the invariant plugin) tell a request rebuildable from the log
     })
-    markLoopRequest(request)
     return { request, prepared }
   }
 

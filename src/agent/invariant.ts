@@ -1,3 +1,5 @@
+// The invariant companions as one plugin (tests run with it, production may leave it out): log grammar on
+// every append, reconstruction of every loop-built request, chunk grammar of every stream.
 import { InvariantError } from '../errors/harness-error.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
@@ -8,7 +10,6 @@ import type { Session } from '../session/session.js'
 import { foldMessages } from '../session/surface.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import type { LedgerHooks } from './hook-types.js'
-import { isLoopRequest } from './loop-request.js'
 
 /** Options of {@link invariantPlugin}. */
 export interface InvariantOptions {
@@ -51,7 +52,7 @@ export function invariantPlugin(options: InvariantOptions = {}): Plugin<HookRegi
       const offStream = hooks.on(
         'llm/stream',
         async (request, next) => {
-          if (isLoopRequest(request)) checkRequest(request, sessions.get(request.sessionId ?? ''), fullRefold)
+          if (request.origin === 'loop') checkRequest(request, sessions.get(request.sessionId ?? ''), fullRefold)
           return checkedStream(await next())
         },
         { prepend: true },

@@ -1,13 +1,11 @@
+// The public test for a loop-built request, kept for callers from before the request carried its origin.
 import type { GenerateOptions } from '../llm/types.js'
 
-const loopRequests = new WeakSet<object>()
-
-/** Marks a request object as built by the loop (so it must be derivable from the log). */
-export function markLoopRequest(request: GenerateOptions): void {
-  loopRequests.add(request)
-}
-
-/** True for the exact request objects the loop built and dispatched. */
+/**
+ * True for a request the agent loop built from the log (its `origin` is `'loop'`).
+ * @deprecated Read `request.origin === 'loop'` instead (the origin is a field of the request, see
+ * {@link GenerateOptions.origin}); this alias reads that field and stays for existing callers.
+ */
 export function isLoopRequest(request: GenerateOptions): boolean {
-  return loopRequests.has(request)
+  return request.origin === 'loop'
 }

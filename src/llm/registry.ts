@@ -1,3 +1,11 @@
+/**
+ * The adapter registry and request runtime (`harness.llm`): adapter routes, call preparation (defaults
+ * materialised, the adapter pinned), and the ONE stream pump every request's chunks pass through — `stream()`,
+ * `prepared.stream()` and the loop's {@link LlmRegistry.pump} all open a {@link StreamPump}, so the adapter
+ * guard (a throw becomes one in-band failure finish, nothing after a finish, an invalid failure sanitised, the
+ * adapter closed on finish and on cancel) is written once. Also owns the call-config copy and equality that
+ * `session/request-header.ts` builds the logged header with.
+ */
 import { HarnessError } from '../errors/harness-error.js'
 import { LlmError, RETRYABLE_CODES, isLlmFailure, normalizeLlmFailure, sanitizeLlmFailure } from './llm-error.js'
 import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, RetryPolicy, StreamChunk } from './types.js'
@@ -28,13 +36,6 @@ export interface PreparedCall {
   stream(request: GenerateOptions): AsyncIterable<StreamChunk>
 }
 
-/** @internal What the loop iterates (see {@link LlmRegistry.openForLoop}). */
-export interface LoopStream {
-  readonly iterator: AsyncIterator<StreamChunk>
-  /** True for an adapter's own iterator: {@link pumpLoopStream} guards it as the registry's stream would. */
-  readonly raw: boolean
-}
-
 /** The `llm/stream` middleware chain the registry runs every request through (wired to the hook bus). */
 export type StreamMiddleware = (
   request: GenerateOptions,
@@ -47,7 +48,7 @@ export class LlmRegistry {
   readonly #middleware: StreamMiddleware
 
   readonly #middlewareActive: () => boolean
-  /** The once-only claim of each prepared call this registry made (see {@link openForLoop}). */
+  /** The once-only claim of each prepared call this registry made (see {@link pump}). */
   readonly #claims = new WeakMap<PreparedCall, (request: GenerateOptions) => LlmAdapter>()
 
   /**
@@ -104,15 +105,9 @@ export class LlmRegistry {
       throw new LlmError({ message: `no adapter is registered for provider '${config.provider}'`, code: 'NO_ADAPTER' })
     }
     const info: ModelInfo | undefined = adapter.resolveModel?.(config.model)
-    // A detached copy of exactly the call-config fields: freezing it must never freeze the caller's objects.
-    const effective: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = {
-      provider: config.provider,
-      model: config.model,
-      ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
-      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-      ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
-      ...(config.stop !== undefined ? { stop: [...config.stop] } : {}),
-    }
+    // A detached copy: freezing it must never freeze the caller's objects (a whole request passed as config
+    // keeps only its call-config fields).
+    const effective = copyCallConfig(config)
     const defaults: { -readonly [K in keyof AdapterDefaults]: AdapterDefaults[K] } = {}
     if (effective.maxTokens === undefined && info?.defaultMaxTokens !== undefined) {
       effective.maxTokens = info.defaultMaxTokens
@@ -149,65 +144,88 @@ export class LlmRegistry {
       adapterDefaults: Object.freeze(defaults),
       retryPolicy: adapter.retryPolicy ?? DEFAULT_RETRY_POLICY,
       ...(info?.contextWindow !== undefined ? { context: Object.freeze({ contextWindow: info.contextWindow }) } : {}),
-      stream: (request: GenerateOptions) => this.#run(request, claim(request)),
+      stream: (request: GenerateOptions) => this.#stream(request, claim(request)),
     })
     this.#claims.set(prepared, claim)
     return prepared
   }
 
   /**
-   * @internal The loop's way to stream a request (`prepared` from this registry, or none): with no `llm/stream`
-   * middleware at work it hands out the adapter's own iterator, marked `raw`, and {@link pumpLoopStream} applies
-   * the adapter guard inline, so a chunk costs no extra promise hop; otherwise the same guarded stream as
-   * `prepared.stream(request)` / `stream(request)`.
+   * Streams a request as `stream(request)` would (as `prepared.stream(request)` for a call this registry
+   * prepared), feeding every chunk to `onChunk` instead of handing out an iterator: the same pump, read
+   * without a promise per chunk beyond the adapter's own. This is how the loop reads its requests. A throw
+   * from `onChunk` (a cancel) closes the stream, as leaving a `for await` early does, and is rethrown.
+   * @param prepared - the call prepared for this request, or none (the route is resolved at dispatch time)
+   * @throws HarnessError `INVALID_PREPARED_CALL` (rejects) as `prepared.stream` does; what a middleware throws
    */
-  openForLoop(request: GenerateOptions, prepared: PreparedCall | undefined): LoopStream {
-    const claim = prepared === undefined ? undefined : this.#claims.get(prepared)
-    if (prepared !== undefined && claim === undefined) return { iterator: prepared.stream(request)[Symbol.asyncIterator](), raw: false }
-    const pinned = claim?.(request)
-    if (this.#middlewareActive()) return { iterator: this.#run(request, pinned)[Symbol.asyncIterator](), raw: false }
-    const adapter = pinned ?? this.#adapters.get(request.provider)
-    if (adapter === undefined) {
-      return { iterator: single(failureFinish({ message: `no adapter is registered for provider '${request.provider}'`, code: 'NO_ADAPTER' }, request.signal)), raw: false }
-    }
-    const req = this.#withoutForeignReplayState(request, adapter)
+  pump(request: GenerateOptions, prepared: PreparedCall | undefined, onChunk: (chunk: StreamChunk) => void): Promise<void> {
+    // Not an async function: the loop awaits this once per request, and a wrapper would add ticks to each.
+    let pump: StreamPump
     try {
-      return { iterator: adapter.stream(req)[Symbol.asyncIterator](), raw: true }
+      const claim = prepared === undefined ? undefined : this.#claims.get(prepared)
+      if (prepared !== undefined && claim === undefined) {
+        // Another registry's prepared call: its own stream is already guarded, read it as `for await` would.
+        pump = StreamPump.passThrough(prepared.stream(request)[Symbol.asyncIterator]())
+      } else {
+        const pinned = claim?.(request)
+        pump = this.#middlewareActive() ? this.#viaMiddleware(request, pinned) : this.#open(request, pinned)
+      }
     } catch (error) {
-      return { iterator: single(failureFinish(normalizeLlmFailure(error), req.signal)), raw: false }
+      return Promise.reject(error)
     }
+    return pump.drain(onChunk)
   }
 
   /** Streams a request through `llm/stream` to whichever adapter serves its provider at dispatch time. */
   stream(request: GenerateOptions): AsyncIterable<StreamChunk> {
-    return this.#run(request, undefined)
+    return this.#stream(request, undefined)
   }
 
-  #run(request: GenerateOptions, pinned: LlmAdapter | undefined): AsyncIterable<StreamChunk> {
-    const terminal = (req: GenerateOptions): AsyncIterable<StreamChunk> => {
-      const adapter = pinned ?? this.#adapters.get(req.provider)
-      if (adapter === undefined) {
-        return single(failureFinish({ message: `no adapter is registered for provider '${req.provider}'`, code: 'NO_ADAPTER' }, req.signal))
-      }
-      return guardAdapter(adapter, this.#withoutForeignReplayState(req, adapter))
+  #stream(request: GenerateOptions, pinned: LlmAdapter | undefined): AsyncIterable<StreamChunk> {
+    // With no `llm/stream` listener the middleware layer is skipped: one pump, one layer per chunk.
+    if (!this.#middlewareActive()) return this.#terminal(request, pinned)
+    return { [Symbol.asyncIterator]: () => this.#viaMiddleware(request, pinned) }
+  }
+
+  /**
+   * The innermost stream: the adapter (pinned, else the route's, resolved now) behind the guard; each
+   * iteration opens the adapter anew. An unknown route is one in-band NO_ADAPTER finish.
+   */
+  #terminal(request: GenerateOptions, pinned: LlmAdapter | undefined): AsyncIterable<StreamChunk> {
+    const adapter = pinned ?? this.#adapters.get(request.provider)
+    if (adapter === undefined) {
+      const failure = noAdapter(request)
+      return { [Symbol.asyncIterator]: () => StreamPump.failed(failure, request.signal) }
     }
-    if (!this.#middlewareActive()) return terminal(request)
+    const sent = this.#withoutForeignReplayState(request, adapter)
+    return { [Symbol.asyncIterator]: () => StreamPump.guarded(adapter, sent) }
+  }
+
+  /** {@link #terminal} opened at once (the loop's read with no middleware: no iterable in between). */
+  #open(request: GenerateOptions, pinned: LlmAdapter | undefined): StreamPump {
+    const adapter = pinned ?? this.#adapters.get(request.provider)
+    if (adapter === undefined) return StreamPump.failed(noAdapter(request), request.signal)
+    return StreamPump.guarded(adapter, this.#withoutForeignReplayState(request, adapter))
+  }
+
+  /**
+   * The request through the `llm/stream` middleware, which ends in {@link #terminal}. The middleware runs at
+   * the first read, as inside `for await`; its throws stay thrown (only the adapter boundary is guarded).
+   */
+  #viaMiddleware(request: GenerateOptions, pinned: LlmAdapter | undefined): StreamPump {
     const middleware = this.#middleware
-    return {
-      [Symbol.asyncIterator]() {
-        let inner: AsyncIterator<StreamChunk> | undefined
-        return {
-          async next() {
-            inner ??= (await middleware(request, terminal))[Symbol.asyncIterator]()
-            return inner.next()
-          },
-          async return() {
-            await inner?.return?.()
-            return { done: true, value: undefined }
-          },
-        }
+    const terminal = (req: GenerateOptions): AsyncIterable<StreamChunk> => this.#terminal(req, pinned)
+    let inner: AsyncIterator<StreamChunk> | undefined
+    return StreamPump.passThrough({
+      async next() {
+        inner ??= (await middleware(request, terminal))[Symbol.asyncIterator]()
+        return inner.next()
       },
-    }
+      async return() {
+        await inner?.return?.()
+        return DONE
+      },
+    })
   }
 
   /** Replay state is adapter-private: strip it from history produced by another adapter. */
@@ -227,12 +245,33 @@ export class LlmRegistry {
 
 const replayStateFree = new WeakSet<readonly Message[]>()
 
+function noAdapter(request: GenerateOptions): LlmFailure {
+  return { message: `no adapter is registered for provider '${request.provider}'`, code: 'NO_ADAPTER' }
+}
+
 /**
  * Marks a frozen history array as carrying no replay state, so requests built on it skip the foreign
  * replay-state scan (the session log knows this incrementally; a scan would cost O(history) per request).
  */
 export function markReplayStateFree(messages: readonly Message[]): void {
   if (Object.isFrozen(messages)) replayStateFree.add(messages)
+}
+
+/**
+ * A detached copy of exactly the call-config fields of `config` (anything else it carries, such as a request's
+ * messages, is left behind), keys in the canonical order provider, model, reasoningEffort, temperature,
+ * maxTokens, stop, absent fields omitted, `stop` copied. The one copy both the registry (a prepared call's
+ * config) and the logged request header (`session/request-header.ts`) are built with, so they cannot drift.
+ */
+export function copyCallConfig(config: LlmCallConfig): { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } {
+  return {
+    provider: config.provider,
+    model: config.model,
+    ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+    ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
+    ...(config.stop !== undefined ? { stop: [...config.stop] } : {}),
+  }
 }
 
 /** Field-wise equality of two call configs (`stop` element by element). */
@@ -253,123 +292,157 @@ export function failureFinish(failure: LlmFailure, signal: AbortSignal | undefin
     : { type: 'finish', reason: { kind: 'error', failure } }
 }
 
-async function* single(chunk: StreamChunk): AsyncGenerator<StreamChunk> {
-  yield chunk
-}
-
-/** Converts every throw of the adapter (creation, iteration) into one terminal in-band finish chunk. */
-function guardAdapter(adapter: LlmAdapter, request: GenerateOptions): AsyncIterable<StreamChunk> {
-  return { [Symbol.asyncIterator]: () => new GuardedStream(adapter, request) }
-}
-
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
 
 /**
- * The adapter boundary as a plain iterator (one promise hop per chunk, where an async generator wrapper costs
- * several): a throw becomes one in-band failure finish; after a finish the adapter is closed on the next call;
- * an early `return()` (cancel) closes it too, so its socket is released.
+ * The one stream pump. Every request's chunks pass through one, read either pulled (`next`/`return`: the
+ * iterator `stream()` hands to a `for await`) or pushed (`drain`: the loop), both through the same guard.
+ *
+ * Guarded — an adapter's own stream, the boundary the registry answers for: a throw (creating the stream or
+ * reading it) becomes ONE in-band failure finish, `aborted` when the request signal fired or the code is
+ * ABORTED, and nothing follows it; a `finish` is the last chunk and the adapter is closed on the next read
+ * (its socket released); an in-band failure that is not a valid {@link LlmFailure} is sanitised (the loop
+ * turns it into an LlmError); an early `return()` (cancel) closes the adapter too, unless it already ended.
+ *
+ * Pass-through — a middleware's stream or another registry's (guarded inside): read exactly as `for await`
+ * would, so a throw stays thrown and nothing is closed after it.
+ *
+ * A plain iterator rather than an async generator: one promise hop per chunk, where a generator costs several.
  */
-class GuardedStream implements AsyncIterator<StreamChunk> {
+class StreamPump implements AsyncIterator<StreamChunk> {
+  readonly #guarded: boolean
   readonly #signal: AbortSignal | undefined
   #iterator: AsyncIterator<StreamChunk> | undefined
   #pending: StreamChunk | undefined
   #state: 'open' | 'closing' | 'done' = 'open'
 
-  constructor(adapter: LlmAdapter, request: GenerateOptions) {
-    this.#signal = request.signal
+  private constructor(guarded: boolean, signal: AbortSignal | undefined) {
+    this.#guarded = guarded
+    this.#signal = signal
+  }
+
+  /** The guarded stream of `adapter` for `request` (the adapter's `stream` is called now). */
+  static guarded(adapter: LlmAdapter, request: GenerateOptions): StreamPump {
+    const pump = new StreamPump(true, request.signal)
     try {
-      this.#iterator = adapter.stream(request)[Symbol.asyncIterator]()
+      pump.#iterator = adapter.stream(request)[Symbol.asyncIterator]()
     } catch (error) {
-      this.#pending = failureFinish(normalizeLlmFailure(error), request.signal)
+      pump.#pending = failureFinish(normalizeLlmFailure(error), request.signal)
     }
+    return pump
+  }
+
+  /** A guarded stream that is one failure finish (there was no adapter to ask). */
+  static failed(failure: LlmFailure, signal: AbortSignal | undefined): StreamPump {
+    const pump = new StreamPump(true, signal)
+    pump.#pending = failureFinish(failure, signal)
+    return pump
+  }
+
+  /** `iterator` read as `for await` reads it. */
+  static passThrough(iterator: AsyncIterator<StreamChunk>): StreamPump {
+    const pump = new StreamPump(false, undefined)
+    pump.#iterator = iterator
+    return pump
   }
 
   next(): Promise<IteratorResult<StreamChunk>> {
-    if (this.#pending !== undefined) {
-      const chunk = this.#pending
-      this.#pending = undefined
-      this.#state = 'done'
-      return Promise.resolve({ done: false, value: chunk })
-    }
-    if (this.#state === 'closing') return this.return()
     const iterator = this.#iterator
+    if (!this.#guarded) return (iterator as AsyncIterator<StreamChunk>).next()
+    if (this.#pending !== undefined) return Promise.resolve(this.#takePending())
+    if (this.#state === 'closing') return this.return()
     if (this.#state === 'done' || iterator === undefined) return Promise.resolve(DONE)
-    return iterator.next().then(
-      (result) => {
-        if (result.done === true) {
-          this.#state = 'done'
-          return DONE
-        }
-        const chunk = result.value
-        if (chunk.type !== 'finish') return result
-        // Nothing may follow a finish: close the adapter on the next call (the consumer's loop makes one).
-        this.#state = 'closing'
-        const reason = chunk.reason
-        // An in-band failure must carry a valid LlmFailure (the loop turns it into an LlmError).
-        if ((reason.kind === 'error' || reason.kind === 'aborted') && !isLlmFailure(reason.failure)) {
-          return { done: false, value: { ...chunk, reason: { kind: reason.kind, failure: sanitizeLlmFailure(reason.failure) } } }
-        }
-        return result
-      },
-      (error: unknown) => {
-        this.#state = 'done'
-        return { done: false, value: failureFinish(normalizeLlmFailure(error), this.#signal) }
-      },
-    )
+    return iterator.next().then(this.#accept, this.#reject)
   }
 
   async return(): Promise<IteratorResult<StreamChunk>> {
+    if (!this.#guarded) {
+      await this.#iterator?.return?.()
+      return DONE
+    }
     const wasOpen = this.#state !== 'done'
     this.#state = 'done'
     this.#pending = undefined
     if (wasOpen) await this.#iterator?.return?.()
     return DONE
   }
-}
 
-/**
- * @internal Feeds every chunk of `stream` to `onChunk`, as `for await` over the registry's stream would: a raw
- * adapter iterator gets the same guard as {@link GuardedStream} (a throw becomes one in-band failure finish, a
- * finish is the last chunk and closes the adapter, an invalid failure is sanitised), inline, without a promise
- * per chunk. When `onChunk` throws (a cancel), the stream is closed and the error rethrown.
- */
-export async function pumpLoopStream(stream: LoopStream, signal: AbortSignal | undefined, onChunk: (chunk: StreamChunk) => void): Promise<void> {
-  const iterator = stream.iterator
-  for (;;) {
-    let result: IteratorResult<StreamChunk>
-    try {
-      result = await iterator.next()
-    } catch (error) {
-      if (!stream.raw) throw error
-      // The adapter is done for (it threw): nothing to close, as with the guarded stream.
-      onChunk(failureFinish(normalizeLlmFailure(error), signal))
-      return
-    }
-    if (result.done === true) return
-    let chunk = result.value
-    let last = false
-    if (stream.raw && chunk.type === 'finish') {
-      last = true
-      const reason = chunk.reason
-      if ((reason.kind === 'error' || reason.kind === 'aborted') && !isLlmFailure(reason.failure)) {
-        chunk = { ...chunk, reason: { kind: reason.kind, failure: sanitizeLlmFailure(reason.failure) } }
+  /**
+   * Feeds every chunk to `onChunk`, with exactly what `for await` over this pump would see, inline: the
+   * adapter's `next()` is awaited directly, no promise of the pump's own per chunk. A throw from `onChunk`
+   * closes the stream (an error from the close is dropped: the body's error wins) and is rethrown.
+   */
+  async drain(onChunk: (chunk: StreamChunk) => void): Promise<void> {
+    const iterator = this.#iterator
+    const guarded = this.#guarded
+    for (;;) {
+      let chunk: StreamChunk
+      if (this.#pending !== undefined) {
+        chunk = this.#takePending().value as StreamChunk
+      } else if (this.#state !== 'open' || iterator === undefined) {
+        // Nothing may follow a finish: close the adapter (its socket) before the caller goes on.
+        if (this.#state === 'closing') await this.return()
+        return
+      } else {
+        let result: IteratorResult<StreamChunk>
+        try {
+          result = await iterator.next()
+        } catch (error) {
+          if (!guarded) throw error
+          result = this.#reject(error)
+        }
+        if (result.done === true) {
+          if (guarded) this.#state = 'done'
+          return
+        }
+        chunk = result.value
+        // `#reject` leaves the pump done: its failure finish is already the guarded value.
+        if (guarded && chunk.type === 'finish' && this.#state === 'open') chunk = this.#finish(chunk)
       }
-    }
-    try {
-      onChunk(chunk)
-    } catch (error) {
-      // As `for await` closes its iterator on a throw from its body (an error from the close is dropped).
       try {
-        await iterator.return?.()
-      } catch {
-        // the body's error wins
+        onChunk(chunk)
+      } catch (error) {
+        try {
+          await this.return()
+        } catch {
+          // the body's error wins
+        }
+        throw error
       }
-      throw error
     }
-    if (last) {
-      // Nothing may follow a finish: close the adapter (its socket) before the loop goes on.
-      await iterator.return?.()
-      return
+  }
+
+  #takePending(): IteratorResult<StreamChunk> {
+    const chunk = this.#pending as StreamChunk
+    this.#pending = undefined
+    this.#state = 'done'
+    return { done: false, value: chunk }
+  }
+
+  /** The guard on an adapter's finish: it is the last chunk (closing), its failure a valid {@link LlmFailure}. */
+  #finish(chunk: Extract<StreamChunk, { type: 'finish' }>): StreamChunk {
+    this.#state = 'closing'
+    const reason = chunk.reason
+    if ((reason.kind === 'error' || reason.kind === 'aborted') && !isLlmFailure(reason.failure)) {
+      return { ...chunk, reason: { kind: reason.kind, failure: sanitizeLlmFailure(reason.failure) } }
     }
+    return chunk
+  }
+
+  // Arrow fields: `next()` hands the same two callbacks to every chunk's `then`, no closure per chunk.
+  readonly #accept = (result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk> => {
+    if (result.done === true) {
+      this.#state = 'done'
+      return DONE
+    }
+    const chunk = result.value
+    if (chunk.type !== 'finish') return result
+    const guarded = this.#finish(chunk)
+    return guarded === chunk ? result : { done: false, value: guarded }
+  }
+
+  readonly #reject = (error: unknown): IteratorResult<StreamChunk> => {
+    this.#state = 'done'
+    return { done: false, value: failureFinish(normalizeLlmFailure(error), this.#signal) }
   }
 }

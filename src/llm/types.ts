@@ -179,6 +179,13 @@ export interface GenerateOptions extends LlmCallConfig {
   readonly tools?: readonly ToolSchema[]
   readonly sessionId?: string
   readonly signal?: AbortSignal
+  /**
+   * Who built the request. `'loop'`: the agent loop, from the log — such a request must be rebuildable from the
+   * session's events (the invariant plugin checks exactly these). Absent: any other caller (a plugin's own call
+   * such as compaction's summary, a test). A listener that passes on a changed copy should leave `origin` out
+   * unless the copy is still what the log yields.
+   */
+  readonly origin?: 'loop'
 }
 
 /**

@@ -1,5 +1,7 @@
+// The logged request header (the seed's `request/header` event): its canonical form, equality, the latest one in
+// a log, and the proposal a later request starts from. The config copy is the registry's (llm/ is below session/).
 import type { AdapterDefaults, LlmCallConfig, ToolSchema } from '../llm/types.js'
-import { callConfigEquals } from '../llm/registry.js'
+import { callConfigEquals, copyCallConfig } from '../llm/registry.js'
 import type { RequestHeader, SessionEvent } from './events.js'
 
 /**
@@ -12,15 +14,8 @@ export function canonicalHeader(input: {
   system?: string | undefined
   tools?: readonly ToolSchema[] | undefined
 }): RequestHeader {
-  const c = input.config
-  const config: LlmCallConfig = {
-    provider: c.provider,
-    model: c.model,
-    ...(c.reasoningEffort !== undefined ? { reasoningEffort: c.reasoningEffort } : {}),
-    ...(c.temperature !== undefined ? { temperature: c.temperature } : {}),
-    ...(c.maxTokens !== undefined ? { maxTokens: c.maxTokens } : {}),
-    ...(c.stop !== undefined ? { stop: [...c.stop] } : {}),
-  }
+  // The registry's copy: the logged config has the same fields in the same order as a prepared call's.
+  const config: LlmCallConfig = copyCallConfig(input.config)
   const d = input.adapterDefaults
   const defaults: AdapterDefaults = {
     ...(d?.reasoningEffort === true ? { reasoningEffort: true } : {}),
@@ -34,7 +29,12 @@ export function canonicalHeader(input: {
   }
 }
 
-/** Header equality: call config field by field, both markers, system, and tools pairwise by JSON text. */
+/**
+ * Header equality: call config field by field, both markers, system, and tools pairwise by JSON text — unless
+ * they are the same list or the same schema. That is the loop's every step, with no cache: it hands over the
+ * tool registry's frozen list of deep-frozen schemas, and the log adopts deep-frozen values as they are
+ * (`snapshotJsonFrozen`), so the logged header holds that very list and the comparison is one identity check.
+ */
 export function headerEquals(a: RequestHeader | undefined, b: RequestHeader | undefined): boolean {
   if (a === undefined || b === undefined) return a === b
   if (!callConfigEquals(a.config, b.config)) return false
@@ -43,19 +43,16 @@ export function headerEquals(a: RequestHeader | undefined, b: RequestHeader | un
   if (a.system !== b.system) return false
   const ta = a.tools ?? []
   const tb = b.tools ?? []
+  if (ta === tb) return true
   if (ta.length !== tb.length) return false
   for (let i = 0; i < ta.length; i++) {
     const t = ta[i] as ToolSchema
     const u = tb[i] as ToolSchema
-    // The loop compares the registry's frozen schemas with the logged copies every step: remember equal pairs.
-    if (t === u || provenEqual.get(t) === u) continue
+    if (t === u) continue
     if (JSON.stringify(t) !== JSON.stringify(u)) return false
-    if (Object.isFrozen(t) && Object.isFrozen(u)) provenEqual.set(t, u)
   }
   return true
 }
-
-const provenEqual = new WeakMap<ToolSchema, ToolSchema>()
 
 /** The latest logged header over `events` (what the next request's header must equal). */
 export function foldRequestHeader(events: readonly SessionEvent[]): RequestHeader | undefined {

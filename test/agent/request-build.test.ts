@@ -1,5 +1,7 @@
+// How the loop builds each request from the log: the header and context it logs first, what it sends, and
+// the reconstruction invariant over it.
 import { describe, expect, it } from 'vitest'
-import { Session, foldSession, type GenerateOptions, type RequestHeader } from '../../src/index.js'
+import { Session, foldSession, isLoopRequest, type GenerateOptions, type RequestHeader } from '../../src/index.js'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
 
 describe('LOOP-STEP-STATE', () => {
@@ -140,6 +142,33 @@ describe('LOOP-REQUEST-BUILD', () => {
     expect(Object.isFrozen(r.messages)).toBe(true)
     expect(Object.isFrozen(r.messages[0])).toBe(true)
     expect(r.sessionId).toBe(f.agent.id)
+  })
+
+  it('the dispatched request says it was built by the loop (origin), and the deprecated isLoopRequest reads it', async () => {
+    const f = await loopFixture([{ text: '1' }])
+    const seen: (string | undefined)[] = []
+    f.harness.hooks.on('llm/stream', (request, next) => {
+      seen.push(request.origin)
+      expect(isLoopRequest(request)).toBe(true)
+      return next(request)
+    })
+    f.agent.followup('a')
+    await f.agent.whenIdle()
+    expect(seen).toEqual(['loop'])
+    expect(f.model.requests[0]?.origin).toBe('loop')
+    // A request built anywhere else has no origin.
+    expect(isLoopRequest({ provider: 'scripted', model: 'm1', messages: [] })).toBe(false)
+  })
+
+  it('the logged header holds the tool registry\'s frozen schemas themselves, so the per-step header check is identity', async () => {
+    const f = await loopFixture([{ toolCalls: [{ name: 'echo', arguments: { text: 'q' } }] }, { toolCalls: [{ name: 'echo', arguments: { text: 'r' } }] }, { text: 'done' }], { tools: [echoTool()] })
+    f.agent.followup('a')
+    await f.agent.whenIdle()
+    expect(f.turnEnds()).toEqual([{ kind: 'completed' }])
+    expect(f.ofType('request/header')).toHaveLength(1)
+    const logged = f.agent.session.requestHeader()?.tools ?? []
+    expect(Object.isFrozen(logged)).toBe(true)
+    expect(logged[0]).toBe(f.harness.tools.schemas()[0])
   })
 
   it('NO_ADAPTER: an llm/stream listener may serve an unregistered route; otherwise the turn fails in-band', async () => {

@@ -1,7 +1,9 @@
+// The adapter registry: routes, call preparation, and the one stream pump read both ways (pulled by
+// `stream()`, pushed by `pump`) with the same guard.
 import { describe, expect, it } from 'vitest'
 import { HarnessError } from '../../src/errors/harness-error.js'
 import { LlmError } from '../../src/llm/llm-error.js'
-import { DEFAULT_RETRY_POLICY, LlmRegistry, callConfigEquals, pumpLoopStream, type StreamMiddleware } from '../../src/llm/registry.js'
+import { DEFAULT_RETRY_POLICY, LlmRegistry, callConfigEquals, type StreamMiddleware } from '../../src/llm/registry.js'
 import { createAssistantMessage, createUserMessage } from '../../src/llm/messages.js'
 import type { GenerateOptions, LlmAdapter, ModelInfo, RetryPolicy, StreamChunk } from '../../src/llm/types.js'
 
@@ -213,7 +215,7 @@ describe('prepared stream()', () => {
   })
 })
 
-/** Two ways to consume a request: `for await` over `stream()`, and the loop's `openForLoop` + `pumpLoopStream`. */
+/** Two ways to consume a request: `for await` over `stream()`, and the loop's `pump` (the same pump, pushed). */
 interface Consumer {
   readonly name: string
   /** Feeds each chunk to `body` until it returns false (an early exit) or the stream ends. */
@@ -228,10 +230,10 @@ const consumers: Consumer[] = [
     },
   },
   {
-    name: 'the loop (openForLoop + pumpLoopStream)',
+    name: 'the loop (pump)',
     async each(r, request, body) {
       try {
-        await pumpLoopStream(r.openForLoop(request, undefined), request.signal, (c) => {
+        await r.pump(request, undefined, (c) => {
           if (!body(c)) throw new EarlyExit()
         })
       } catch (error) {
@@ -381,6 +383,59 @@ describe('stream(): middleware', () => {
     expect(await collect(r.stream(req('alias')))).toEqual([stop])
     expect(target.requests[0]?.provider).toBe('real')
   })
+})
+
+describe('pump (the loop\'s reading of the one stream pump)', () => {
+  const pumped = async (r: LlmRegistry, request: GenerateOptions, prepared?: Awaited<ReturnType<LlmRegistry['prepareCall']>>): Promise<StreamChunk[]> => {
+    const out: StreamChunk[] = []
+    await r.pump(request, prepared, (c) => out.push(c))
+    return out
+  }
+
+  it('claims a prepared call once, pinned to its adapter, as prepared.stream does', async () => {
+    const r = new LlmRegistry()
+    const first = adapter('p')
+    const off = r.register(first.adapter)
+    const call = await r.prepareCall({ provider: 'p', model: 'm' })
+    off()
+    r.register(adapter('p', [{ type: 'finish', reason: { kind: 'max-tokens' } }]).adapter)
+    expect(await pumped(r, req('p'), call)).toEqual([stop])
+    expect(first.requests).toHaveLength(1)
+    const e = await rejection(pumped(r, req('p'), call))
+    expect(e.code).toBe('INVALID_PREPARED_CALL')
+  })
+
+  it('runs the middleware around the guarded adapter; a middleware throw stays thrown', async () => {
+    const seen: string[] = []
+    const r = new LlmRegistry(async (request, terminal) => {
+      seen.push(request.provider)
+      return terminal(request)
+    })
+    r.register(failing('p'))
+    expect(await pumped(r, req('p'))).toEqual([{ type: 'finish', reason: { kind: 'error', failure: { message: 'boom', code: 'UNKNOWN' } } }])
+    expect(seen).toEqual(['p'])
+    const broken = new LlmRegistry(async () => {
+      throw new Error('middleware broke')
+    })
+    broken.register(adapter('p').adapter)
+    await expect(pumped(broken, req('p'))).rejects.toThrow('middleware broke')
+  })
+
+  it('reads another registry\'s prepared call through its own stream', async () => {
+    const other = new LlmRegistry()
+    other.register(adapter('p').adapter)
+    const call = await other.prepareCall({ provider: 'p', model: 'm' })
+    expect(await pumped(new LlmRegistry(), req('p'), call)).toEqual([stop])
+  })
+
+  function failing(provider: string): LlmAdapter {
+    return {
+      provider,
+      async *stream() {
+        throw new Error('boom')
+      },
+    }
+  }
 })
 
 describe('replay state', () => {
