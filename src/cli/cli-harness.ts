@@ -14,10 +14,10 @@ import { formatCost, sessionCost, type PricingCatalogue } from '../views/cost.js
 import type { SessionEvent } from '../session/events.js'
 import type { SandboxMode } from '../tools/builtin/sandbox.js'
 import { CliError, EXIT } from './cli-error.js'
-import { bashEnvOptions, type EffectiveConfig } from './config.js'
-import type { HarnessExtensions } from './harness-extensions.js'
-import type { ModelRoute } from './providers.js'
-import { openStore, parseStoreSpec, type StoreSpec } from './store-spec.js'
+import { bashEnvOptions, type EffectiveConfig } from '../app/config.js'
+import type { HarnessExtensions } from '../app/harness-extensions.js'
+import type { ModelRoute } from '../app/providers.js'
+import { openStore, parseStoreSpec, type StoreSpec } from '../app/store-spec.js'
 
 /** The persona section of every CLI agent's system prompt (`{{cwd}}` is the tool root). */
 export const CLI_SYSTEM_PROMPT =

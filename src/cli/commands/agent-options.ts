@@ -8,13 +8,13 @@ import { foldRequestHeader } from '../../session/request-header.js'
 import type { SessionStore } from '../../store/types.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliStore, storeSpecOf } from '../cli-harness.js'
-import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../config.js'
-import { projectInstructions, type ProjectInstructions } from '../project-instructions.js'
+import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../../app/config.js'
+import { projectInstructions, type ProjectInstructions } from '../../app/project-instructions.js'
 import { parseSandboxMode, type SandboxMode } from '../../tools/builtin/sandbox.js'
 import type { NetworkPolicy } from '../../tools/builtin/bash.js'
-import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../providers.js'
+import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../../app/providers.js'
 import { mostRecentSession, resolveSessionRef } from '../session-ref.js'
-import { refuseLiveSession } from '../store-spec.js'
+import { refuseLiveSession } from '../../app/store-spec.js'
 
 /** Options shared by `run` and `chat`. */
 export interface AgentFlags {

@@ -13,10 +13,10 @@ import { storeApprovalPlugin } from '../../worker/store-approvals.js'
 import type { WorkerEvent } from '../../worker/session-task.js'
 import { turnScript } from '../../worker/turn-script.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { isPostgresStoreUrl, loadPostgresStoreModule } from '../store-spec.js'
+import { isPostgresStoreUrl, loadPostgresStoreModule } from '../../app/store-spec.js'
 import { CLI_SYSTEM_PROMPT } from '../cli-harness.js'
-import { bashEnvOptions, resolveConfig, type EffectiveConfig } from '../config.js'
-import { loadScript, providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, type ModelRoute } from '../providers.js'
+import { bashEnvOptions, resolveConfig, type EffectiveConfig } from '../../app/config.js'
+import { loadScript, providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, type ModelRoute } from '../../app/providers.js'
 import { positiveInteger } from './agent-options.js'
 
 /** Options of `ledgerloop worker`. */
