@@ -7,7 +7,8 @@ import type { SessionEvent, TurnEndReason } from '../session/events.js'
 import { Session } from '../session/session.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import { CliError, EXIT } from './cli-error.js'
-import { isPostgresStoreUrl, loadPostgresStoreModule } from './store-spec.js'
+import { isPostgresStoreUrl, loadPostgresStoreModule } from '../app/store-spec.js'
+import { UsageError } from '../app/usage-error.js'
 import { describeReason } from '../views/turn-outcome.js'
 import { exitCodeFor } from './turn-exit.js'
 
@@ -66,7 +67,7 @@ async function openAttachedStore(flags: AttachFlags): Promise<PostgresStore> {
   try {
     return await (await loadPostgresStoreModule()).openPostgresStoreFromUrl(flags.store)
   } catch (error) {
-    if (error instanceof HarnessError) throw new CliError(`${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
+    if (error instanceof HarnessError && !(error instanceof UsageError)) throw new CliError(`${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
     throw error
   }
 }

@@ -1,31 +1,21 @@
-import type { NetworkPolicy } from '../tools/builtin/bash.js'
-import { createHarness, type Harness } from '../agent/harness.js'
-import { HarnessError } from '../errors/harness-error.js'
+import type { Harness } from '../agent/harness.js'
 import { DEEPSEEK_MODELS } from '../llm/adapters/deepseek.js'
 import type { ModelPricing } from '../llm/types.js'
-import { compactionPlugin } from '../plugins/compaction.js'
-import type { PermissionAnswer, PermissionQuestion } from '../plugins/permission.js'
-import { permissionPlugin } from '../plugins/permission.js'
-import { retryPlugin } from '../plugins/retry.js'
-import { turnBudgetPlugin } from '../plugins/turn-budget.js'
 import type { SessionStore } from '../store/types.js'
-import { builtinTools } from '../tools/builtin/index.js'
+import type { NetworkPolicy } from '../tools/builtin/bash.js'
+import type { SandboxMode } from '../tools/builtin/sandbox.js'
 import { formatCost, sessionCost, type PricingCatalogue } from '../views/cost.js'
 import type { SessionEvent } from '../session/events.js'
-import type { SandboxMode } from '../tools/builtin/sandbox.js'
-import { CliError, EXIT } from './cli-error.js'
-import { bashEnvOptions, type EffectiveConfig } from './config.js'
-import type { HarnessExtensions } from './harness-extensions.js'
-import type { ModelRoute } from './providers.js'
-import { openStore, parseStoreSpec, type StoreSpec } from './store-spec.js'
+import { composeHarness, type PermissionAsk } from '../app/compose.js'
+import type { EffectiveConfig } from '../app/config.js'
+import type { HarnessExtensions } from '../app/harness-extensions.js'
+import type { ModelRoute } from '../app/providers.js'
+import { openStore, parseStoreSpec, type StoreSpec } from '../app/store-spec.js'
 
-/** The persona section of every CLI agent's system prompt (`{{cwd}}` is the tool root). */
-export const CLI_SYSTEM_PROMPT =
-  'You are ledgerloop, a coding and operations agent working in a terminal. Your workspace is {{cwd}}; every tool ' +
-  'path is relative to it. Look before you change anything, keep changes small, and end with a short account of ' +
-  'what you did.'
+// The persona moved to app/compose.ts with the composition; re-exported for the CLI modules that show it.
+export { CLI_SYSTEM_PROMPT } from '../app/compose.js'
 
-/** What a CLI harness is built from. */
+/** What a CLI harness is built from (run, chat). */
 export interface CliHarnessOptions {
   readonly config: EffectiveConfig
   readonly route: ModelRoute
@@ -37,10 +27,10 @@ export interface CliHarnessOptions {
   readonly sandbox?: SandboxMode
   readonly network?: NetworkPolicy
   /** Answers permission questions; absent = asks are denied (non-interactive without --yes). */
-  readonly ask?: (question: PermissionQuestion) => Promise<PermissionAnswer | { readonly answer: PermissionAnswer; readonly by: 'user' | 'flag' | 'auto' }>
-  /** Text appended to the persona: `--system` and the project file (see project-instructions.ts). */
+  readonly ask?: PermissionAsk
+  /** Text appended to the persona: `--system` and the project file (see app/project-instructions.ts). */
   readonly instructions?: string
-  /** MCP tools and span export (see harness-extensions.ts); closed with the harness. */
+  /** MCP tools and span export (see app/harness-extensions.ts); closed with the harness. */
   readonly extensions?: HarnessExtensions
 }
 
@@ -76,58 +66,20 @@ export function costFigure(events: readonly SessionEvent[], catalogue: PricingCa
 }
 
 /**
- * A harness as the CLI runs it: the chosen store, the route's adapter, the built-in tools on the root, and the
- * retry, permission, turn-budget and compaction plugins; the request settings of the config (reasoning effort, output cap)
- * are applied to every request.
+ * A harness as `run` and `chat` run it: the one composition of every entry point (app/compose.ts), with
+ * questions answered by `ask` (a person, `--yes`) or denied.
+ * @throws UsageError when the tool root, the permission rules or the budget are not usable
  */
 export function createCliHarness(options: CliHarnessOptions): Harness {
-  const { config, route } = options
-  let tools
-  try {
-    tools = builtinTools({ root: options.root, shell: config.shell, sandbox: options.sandbox ?? 'bwrap', network: options.network ?? false, ...bashEnvOptions(config) })
-  } catch (error) {
-    if (error instanceof HarnessError) throw new CliError(`tool root ${options.root}: ${error.message}`, EXIT.usage)
-    throw error
-  }
-  let budget
-  try {
-    budget = turnBudgetPlugin({ maxSteps: config.maxSteps, ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}) })
-  } catch (error) {
-    throw new CliError((error as Error).message, EXIT.usage)
-  }
-  let permissions
-  try {
-    permissions = permissionPlugin({ rules: config.permissions, ...(options.ask !== undefined ? { ask: options.ask } : {}) })
-  } catch (error) {
-    throw new CliError(`${config.configFile}: field "permissions": ${(error as Error).message}`, EXIT.usage)
-  }
-  const extensions = options.extensions
-  const harness = createHarness({
+  return composeHarness({
+    config: options.config,
+    route: options.route,
+    root: options.root,
     store: options.store,
-    adapters: [route.adapter],
-    tools: [...tools, ...(extensions?.tools ?? [])],
-    plugins: [retryPlugin(config.retry), permissions, budget, compactionPlugin(), ...(extensions?.plugins ?? [])],
-    system: options.instructions !== undefined && options.instructions !== '' ? `${CLI_SYSTEM_PROMPT}\n\n${options.instructions}` : CLI_SYSTEM_PROMPT,
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    ...(options.network !== undefined ? { network: options.network } : {}),
+    approvals: options.ask !== undefined ? { kind: 'ask', ask: options.ask } : { kind: 'deny' },
+    ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+    ...(options.extensions !== undefined ? { extensions: options.extensions } : {}),
   })
-  if (config.reasoningEffort !== undefined || config.maxOutputTokens !== undefined) {
-    harness.hooks.on('agent/request', async (_payload, next) => {
-      const proposed = await next()
-      return {
-        ...proposed,
-        ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
-        ...(config.maxOutputTokens !== undefined ? { maxTokens: config.maxOutputTokens } : {}),
-      }
-    })
-  }
-  if (extensions === undefined) return harness
-  return {
-    ...harness,
-    async close() {
-      try {
-        await harness.close()
-      } finally {
-        await extensions.close()
-      }
-    },
-  }
 }

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { HarnessError } from '../errors/harness-error.js'
+import { UsageError } from '../app/usage-error.js'
 import { CliError, EXIT } from './cli-error.js'
 import { registerChat } from './commands/chat.js'
 import { registerConfig } from './commands/config.js'
@@ -93,6 +94,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CliError) {
       process.stderr.write(`ledgerloop: ${error.message}\n`)
       return error.exitCode
+    }
+    if (error instanceof UsageError) {
+      // app/'s usage errors are written for the person at the terminal, like a CliError (exit 2).
+      process.stderr.write(`ledgerloop: ${error.message}\n`)
+      return EXIT.usage
     }
     if (error instanceof HarnessError) {
       process.stderr.write(`ledgerloop: ${error.message} (${error.code})\n`)

@@ -1,8 +1,8 @@
 import type { SessionStore } from '../store/types.js'
 import { cliStore, storeSpecOf } from './cli-harness.js'
-import { resolveConfig, type EffectiveConfig } from './config.js'
+import { resolveConfig, type EffectiveConfig } from '../app/config.js'
 import { resolveSessionRef } from './session-ref.js'
-import type { StoreSpec } from './store-spec.js'
+import type { StoreSpec } from '../app/store-spec.js'
 
 /** A store opened by a command that only looks at sessions, with the session it was asked about. */
 export interface OpenedForReading {

@@ -8,13 +8,13 @@ import { foldRequestHeader } from '../../session/request-header.js'
 import type { SessionStore } from '../../store/types.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliStore, storeSpecOf } from '../cli-harness.js'
-import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../config.js'
-import { projectInstructions, type ProjectInstructions } from '../project-instructions.js'
+import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../../app/config.js'
+import { projectInstructions, type ProjectInstructions } from '../../app/project-instructions.js'
 import { parseSandboxMode, type SandboxMode } from '../../tools/builtin/sandbox.js'
 import type { NetworkPolicy } from '../../tools/builtin/bash.js'
-import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../providers.js'
+import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../../app/providers.js'
 import { mostRecentSession, resolveSessionRef } from '../session-ref.js'
-import { refuseLiveSession } from '../store-spec.js'
+import { refuseLiveSession } from '../../app/store-spec.js'
 
 /** Options shared by `run` and `chat`. */
 export interface AgentFlags {
@@ -75,36 +75,53 @@ export function addStoreOption(command: Command): Command {
   return command.option('--store <url|dir>', 'where sessions live: a folder of JSONL files, sqlite:PATH or postgres://… (default $LEDGERLOOP_HOME/sessions)')
 }
 
-/** Adds the options of `run` and `chat` to a command. */
-export function addAgentOptions(command: Command): Command {
-  return addStoreOption(
-    command
-      .option('--provider <name>', 'deepseek (default), anthropic, openai, or a provider from the config file')
-      .option('--model <name>', "model name (default: the provider's)")
-      .option('--base-url <url>', 'endpoint base URL (a local server, a proxy, another endpoint of the provider)')
-      .option('--session <id>', 'continue this stored session (a unique prefix of its id is enough)')
-      .option('-c, --continue', 'continue the most recent session')
-      .option('--script <file>', 'use a scripted model from a JSON array of script steps (offline demo, no key)')
-      .option('--root <dir>', 'folder the tools work in (default: the current folder)')
-      .option('--yes', 'approve every permission question')
-      .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
-      .option('--system <text|@file>', 'extra system prompt text, or @FILE to read it from a file')
-      .option('--no-project-file', 'do not read AGENTS.md from the tool root into the system prompt')
-      .option('--reasoning-effort <level>', 'reasoning effort of every request (deepseek: off, low, high, max)')
-      .option('--max-output-tokens <n>', 'output token cap of each request', positiveInteger)
-      .option('--idle-timeout <seconds>', 'give up on a silent model stream after this long (default 90)', positiveNumber)
-      .option('--retries <n>', 'retries of a failed model request (default 3)', nonNegativeInteger)
-      .option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect)
-      .option('--json', 'write the session events as JSONL to stdout instead of a transcript')
-      .option('--print', 'write only the final answer to stdout (no transcript)')
-      .option('--verbose', 'off a terminal: a status line on stderr per request and retry')
-      .option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)')
-      .option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode)
-      .option('--network', 'let sandboxed bash commands use the network')
-      .option('--network-ask', "let a bash call ask for the network; the permission rules for 'network' decide (default: you are asked)")
-      .option('--bash-env <name>', 'pass this environment variable to bash too (repeatable; PREFIX_* for a prefix); provider keys are refused', collect)
-      .option('--attach', "send the input through the store's inbox and follow the session while a worker runs it (postgres:// stores)"),
-  )
+/** The options of an agent, each declared once: `run`, `chat` and `serve` take them all, `worker` the ones it honours. */
+const AGENT_OPTIONS = {
+  provider: (c: Command) => c.option('--provider <name>', 'deepseek (default), anthropic, openai, or a provider from the config file'),
+  model: (c: Command) => c.option('--model <name>', "model name (default: the provider's)"),
+  baseUrl: (c: Command) => c.option('--base-url <url>', 'endpoint base URL (a local server, a proxy, another endpoint of the provider)'),
+  session: (c: Command) => c.option('--session <id>', 'continue this stored session (a unique prefix of its id is enough)'),
+  continue: (c: Command) => c.option('-c, --continue', 'continue the most recent session'),
+  script: (c: Command) => c.option('--script <file>', 'use a scripted model from a JSON array of script steps (offline demo, no key)'),
+  root: (c: Command) => c.option('--root <dir>', 'folder the tools work in (default: the current folder)'),
+  yes: (c: Command) => c.option('--yes', 'approve every permission question'),
+  maxSteps: (c: Command) => c.option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger),
+  system: (c: Command) => c.option('--system <text|@file>', 'extra system prompt text, or @FILE to read it from a file'),
+  projectFile: (c: Command) => c.option('--no-project-file', 'do not read AGENTS.md from the tool root into the system prompt'),
+  reasoningEffort: (c: Command) => c.option('--reasoning-effort <level>', 'reasoning effort of every request (deepseek: off, low, high, max)'),
+  maxOutputTokens: (c: Command) => c.option('--max-output-tokens <n>', 'output token cap of each request', positiveInteger),
+  idleTimeout: (c: Command) => c.option('--idle-timeout <seconds>', 'give up on a silent model stream after this long (default 90)', positiveNumber),
+  retries: (c: Command) => c.option('--retries <n>', 'retries of a failed model request (default 3)', nonNegativeInteger),
+  header: (c: Command) => c.option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect),
+  json: (c: Command) => c.option('--json', 'write the session events as JSONL to stdout instead of a transcript'),
+  print: (c: Command) => c.option('--print', 'write only the final answer to stdout (no transcript)'),
+  verbose: (c: Command) => c.option('--verbose', 'off a terminal: a status line on stderr per request and retry'),
+  otlp: (c: Command) => c.option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)'),
+  sandbox: (c: Command) => c.option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode),
+  network: (c: Command) => c.option('--network', 'let sandboxed bash commands use the network'),
+  networkAsk: (c: Command) => c.option('--network-ask', "let a bash call ask for the network; the permission rules for 'network' decide (default: you are asked)"),
+  bashEnv: (c: Command) => c.option('--bash-env <name>', 'pass this environment variable to bash too (repeatable; PREFIX_* for a prefix); provider keys are refused', collect),
+  attach: (c: Command) => c.option('--attach', "send the input through the store's inbox and follow the session while a worker runs it (postgres:// stores)"),
+} as const
+
+/** The name of an agent option (the key commander stores its value under). */
+export type AgentOptionName = keyof typeof AGENT_OPTIONS
+
+/** Every agent option, in the order `run --help` lists them. */
+export const ALL_AGENT_OPTION_NAMES: readonly AgentOptionName[] = Object.keys(AGENT_OPTIONS) as AgentOptionName[]
+
+/** The options a session-serving process cannot honour: they pick a session or shape one terminal's output. */
+export const SESSION_OPTION_NAMES: readonly AgentOptionName[] = ['session', 'continue', 'json', 'print', 'verbose', 'attach']
+
+/** Adds the named agent options (all of them by default), in the order `run --help` lists them, then `--store`. */
+export function addAgentOptions(command: Command, names: readonly AgentOptionName[] = ALL_AGENT_OPTION_NAMES): Command {
+  for (const name of ALL_AGENT_OPTION_NAMES) if (names.includes(name)) AGENT_OPTIONS[name](command)
+  return addStoreOption(command)
+}
+
+/** Where `bash` runs and when it keeps the network, as `--sandbox`, `--network` and `--network-ask` say. */
+export function toolConfinement(flags: Pick<AgentFlags, 'sandbox' | 'network' | 'networkAsk'>): { readonly sandbox: SandboxMode; readonly network: NetworkPolicy } {
+  return { sandbox: flags.sandbox ?? 'bwrap', network: flags.network === true ? true : flags.networkAsk === true ? 'per-call' : false }
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -204,7 +221,7 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
     }
     const instructions = projectInstructions(config.system, root, config.projectFile)
     const baseURL = route.baseURL
-    return { config, route, root, scratchRoot, store, instructions, repairs, sandbox: flags.sandbox ?? 'bwrap', network: flags.network === true ? true : flags.networkAsk === true ? 'per-call' : false, ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
+    return { config, route, root, scratchRoot, store, instructions, repairs, ...toolConfinement(flags), ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
   } catch (error) {
     await store.close()
     throw error
@@ -231,7 +248,8 @@ function storedRoute(events: readonly SessionEvent[]): StoredRoute | undefined {
   return { provider: config.provider, model: config.model, ...(baseURL !== undefined ? { baseURL } : {}) }
 }
 
-function realRoute(config: EffectiveConfig, flags: AgentFlags, previous: StoredRoute | undefined, env: NodeJS.ProcessEnv, resume: string | undefined): ModelRoute {
+/** The route of a real provider: flags, else the session's stored route, else the configuration. */
+export function realRoute(config: EffectiveConfig, flags: AgentFlags, previous: StoredRoute | undefined, env: NodeJS.ProcessEnv, resume: string | undefined): ModelRoute {
   const provider = flags.provider ?? previous?.provider ?? config.provider
   if (provider === SCRIPTED_PROVIDER) {
     throw new CliError(`session '${String(resume)}' was run with a scripted model; pass --script FILE to continue it`, EXIT.usage)

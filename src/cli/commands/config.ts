@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
-import { resolveConfig, worstCaseRequestMs, type EffectiveConfig } from '../config.js'
-import { describeStoreSpec, parseStoreSpec } from '../store-spec.js'
+import { resolveConfig, worstCaseRequestMs, type EffectiveConfig } from '../../app/config.js'
+import { describeStoreSpec, parseStoreSpec } from '../../app/store-spec.js'
 import { formatDuration } from '../../views/turn-outcome.js'
 import { addStoreOption } from './agent-options.js'
 

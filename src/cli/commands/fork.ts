@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { createHarness } from '../../agent/harness.js'
 import { EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
-import { refuseLiveSession } from '../store-spec.js'
+import { refuseLiveSession } from '../../app/store-spec.js'
 import { addStoreOption, nonNegativeInteger } from './agent-options.js'
 
 /** `ledgerloop fork ID [--at SEQ]`: prints the child's id (and nothing else, for `$(ledgerloop fork …)`). */

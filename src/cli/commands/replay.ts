@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
-import type { EffectiveConfig } from '../config.js'
+import type { EffectiveConfig } from '../../app/config.js'
 import { openForReading } from '../read-only-store.js'
 import { addStoreOption } from './agent-options.js'
-import { providerAdapter } from '../providers.js'
+import { providerAdapter } from '../../app/providers.js'
 import { replaySession, type ModelFacts } from '../../views/replay-session.js'
 import { styleFor } from '../style.js'
 

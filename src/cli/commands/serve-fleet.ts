@@ -4,8 +4,9 @@ import { createLedgerServer, type LedgerServer } from '../../server/server.js'
 import { PostgresSessionPort } from '../../server/postgres-session-port.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliPricing } from '../cli-harness.js'
-import type { EffectiveConfig } from '../config.js'
-import { describeStoreSpec, loadPostgresStoreModule } from '../store-spec.js'
+import type { EffectiveConfig } from '../../app/config.js'
+import { describeStoreSpec, loadPostgresStoreModule } from '../../app/store-spec.js'
+import { UsageError } from '../../app/usage-error.js'
 import type { ServeFlags } from './serve.js'
 
 // Flags that choose how sessions run: with a worker fleet the workers decide, so they would be silently ignored.
@@ -27,7 +28,7 @@ export async function startFleetServer(flags: ServeFlags, config: EffectiveConfi
     await store.ready()
   } catch (error) {
     await store?.close().catch(() => undefined)
-    if (error instanceof HarnessError) throw new CliError(`--store: ${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
+    if (error instanceof HarnessError && !(error instanceof UsageError)) throw new CliError(`--store: ${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
     throw error
   }
   const port = new PostgresSessionPort({ store, cwd: resolve(flags.root ?? config.root) })

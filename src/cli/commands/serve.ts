@@ -1,13 +1,11 @@
 import { InvalidArgumentError, type Command } from 'commander'
-import { HarnessError } from '../../errors/harness-error.js'
-import { retryPlugin } from '../../plugins/retry.js'
-import { turnBudgetPlugin } from '../../plugins/turn-budget.js'
+import { compose, type Composition } from '../../app/compose.js'
+import { startHarnessExtensions } from '../../app/harness-extensions.js'
 import { createLedgerServer, type LedgerServer } from '../../server/server.js'
 import { isLoopbackHost } from '../../server/access-guard.js'
-import { builtinTools } from '../../tools/builtin/index.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { CLI_SYSTEM_PROMPT, cliPricing, storeSpecOf } from '../cli-harness.js'
-import { bashEnvOptions, resolveConfig } from '../config.js'
+import { cliPricing, storeSpecOf } from '../cli-harness.js'
+import { resolveConfig } from '../../app/config.js'
 import { addAgentOptions, configFlagsOf, prepareRun, type AgentFlags } from './agent-options.js'
 import { startFleetServer } from './serve-fleet.js'
 import { removeScratch } from './run.js'
@@ -76,25 +74,32 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   }
   const prepared = await prepareRun(flags)
   const { config, route, root } = prepared
-  let tools
+  const store = prepared.store
+  let composition: Composition
   try {
-    tools = builtinTools({ root, shell: config.shell, sandbox: prepared.sandbox, network: prepared.network, ...bashEnvOptions(config) })
+    // The composition of `run` (app/compose.ts); the server's session host asks permission questions through
+    // its API, and --yes (the person starting the server) approves every tool call in advance.
+    composition = compose({
+      config,
+      route,
+      root,
+      sandbox: prepared.sandbox,
+      network: prepared.network,
+      approvals: { kind: 'host', yes: flags.yes === true },
+      instructions: prepared.instructions.text,
+      extensions: await startHarnessExtensions(config, flags),
+    })
   } catch (error) {
-    if (error instanceof HarnessError) throw new CliError(`tool root ${root}: ${error.message}`, EXIT.usage)
+    await store.close()
     throw error
   }
-  const store = prepared.store
   const server = await createLedgerServer({
     store,
     agents: {
-      adapters: [route.adapter],
-      tools,
-      plugins: [retryPlugin(config.retry), turnBudgetPlugin({ maxSteps: config.maxSteps, ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}) })],
-      system: CLI_SYSTEM_PROMPT,
+      ...composition.options,
       defaults: { provider: route.provider, model: route.model },
       cwd: root,
-      // --yes: the person starting the server approves every tool call in advance.
-      permissions: flags.yes === true ? { allow: ['*'] } : config.permissions,
+      ...(composition.hostPermissions !== undefined ? { permissions: composition.hostPermissions } : {}),
     },
     pricing: cliPricing(config),
     token: flags.unsafeNoToken === true ? false : (flags.token ?? undefined),
@@ -103,7 +108,14 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     ...(flags.allowOrigin !== undefined ? { allowedOrigins: flags.allowOrigin } : {}),
   })
   const model = route.scriptFile !== undefined ? `scripted model from ${route.scriptFile}` : `${route.provider} · ${route.model}`
-  const code = await serveUntilStopped(server, `ledgerloop serve · ${model} · tools in ${root}`, () => server.close(), flags)
+  const close = async (): Promise<void> => {
+    try {
+      await server.close()
+    } finally {
+      await composition.close()
+    }
+  }
+  const code = await serveUntilStopped(server, `ledgerloop serve · ${model} · tools in ${root}`, close, flags)
   if (prepared.scratchRoot) removeScratch(root)
   return code
 }

@@ -5,7 +5,7 @@ import type { SessionListOptions, SessionStore, SessionSummary } from '../../sto
 import { formatCost, type PricingCatalogue } from '../../views/cost.js'
 import { EXIT } from '../cli-error.js'
 import { cliPricing, cliStore } from '../cli-harness.js'
-import { resolveConfig, type EffectiveConfig } from '../config.js'
+import { resolveConfig, type EffectiveConfig } from '../../app/config.js'
 import type { LogSummary } from '../../views/session-summary.js'
 import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../../views/session-row.js'
 import { isSubagentSession } from '../../views/child-sessions.js'

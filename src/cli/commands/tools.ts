@@ -2,8 +2,8 @@ import { Command } from 'commander'
 import { DEFAULT_PERMISSION_RULES, type PermissionRules } from '../../plugins/permission.js'
 import { builtinTools } from '../../tools/builtin/index.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { resolveConfig } from '../config.js'
-import { startConfiguredMcpServers } from '../mcp-config.js'
+import { resolveConfig } from '../../app/config.js'
+import { startConfiguredMcpServers } from '../../app/mcp-config.js'
 import { styleFor } from '../style.js'
 
 /** One row of `ledgerloop tools --json`. */

@@ -3,7 +3,7 @@ import { buildSessionSpans } from '../../plugins/telemetry-spans.js'
 import { OtlpTraceBatch, parseOtlpHeaders, postOtlpTraces } from '../../plugins/telemetry-otlp.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
-import { otlpEndpoint } from '../telemetry-setup.js'
+import { otlpEndpoint } from '../../app/telemetry-setup.js'
 import { addStoreOption } from './agent-options.js'
 
 /** Options of `ledgerloop trace`. */

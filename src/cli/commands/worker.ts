@@ -1,36 +1,25 @@
-import { resolve } from 'node:path'
 import type { Command } from 'commander'
-import type { HarnessOptions } from '../../agent/harness.js'
+import { compose } from '../../app/compose.js'
+import { resolveConfig } from '../../app/config.js'
+import { startHarnessExtensions } from '../../app/harness-extensions.js'
+import { projectInstructions } from '../../app/project-instructions.js'
+import { loadScript, SCRIPTED_PROVIDER, type ModelRoute } from '../../app/providers.js'
+import { isPostgresStoreUrl, loadPostgresStoreModule } from '../../app/store-spec.js'
+import { UsageError } from '../../app/usage-error.js'
 import { HarnessError } from '../../errors/harness-error.js'
 import { scriptedAdapter } from '../../llm/adapters/scripted.js'
-import { permissionPlugin } from '../../plugins/permission.js'
-import { retryPlugin } from '../../plugins/retry.js'
-import { turnBudgetPlugin } from '../../plugins/turn-budget.js'
 import type { PostgresStore } from '../../store/postgres/postgres-store.js'
-import { builtinTools } from '../../tools/builtin/index.js'
 import { runWorker } from '../../worker/run-worker.js'
 import { storeApprovalPlugin } from '../../worker/store-approvals.js'
 import type { WorkerEvent } from '../../worker/session-task.js'
 import { turnScript } from '../../worker/turn-script.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { isPostgresStoreUrl, loadPostgresStoreModule } from '../store-spec.js'
-import { CLI_SYSTEM_PROMPT } from '../cli-harness.js'
-import { bashEnvOptions, resolveConfig, type EffectiveConfig } from '../config.js'
-import { loadScript, providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, type ModelRoute } from '../providers.js'
-import { positiveInteger } from './agent-options.js'
+import { addAgentOptions, configFlagsOf, ALL_AGENT_OPTION_NAMES, positiveInteger, realRoute, SESSION_OPTION_NAMES, toolConfinement, type AgentFlags, type AgentOptionName } from './agent-options.js'
 
-/** Options of `ledgerloop worker`. */
-export interface WorkerFlags {
-  readonly store?: string
+/** Options of `ledgerloop worker`: the agent options it honours (declared once, in agent-options.ts) plus its own. */
+export interface WorkerFlags extends Omit<AgentFlags, 'session' | 'continue' | 'print' | 'verbose' | 'attach' | 'json'> {
   readonly concurrency?: number
-  readonly provider?: string
-  readonly model?: string
-  readonly baseUrl?: string
-  readonly script?: string
-  readonly root?: string
-  readonly yes?: boolean
   readonly remoteApprovals?: boolean
-  readonly maxSteps?: number
   readonly leaseMs?: number
   readonly idleGraceMs?: number
   readonly pollMs?: number
@@ -39,19 +28,12 @@ export interface WorkerFlags {
 
 /** Registers `ledgerloop worker` on the program; its action stores the exit code in `exit`. */
 export function registerWorkerCommand(program: Command, exit: { code: number }): void {
-  program
-    .command('worker')
-    .description('serve sessions from a PostgreSQL store: claim those with input, run their turns, take over dead workers\' sessions')
-    .option('--store <url>', 'the PostgreSQL store: postgres://user@host:port/db[?schema=name]')
+  addAgentOptions(
+    program.command('worker').description('serve sessions from a PostgreSQL store: claim those with input, run their turns, take over dead workers\' sessions'),
+    workerAgentOptions(),
+  )
     .option('--concurrency <n>', 'sessions served at once (default 4)', positiveInteger)
-    .option('--provider <name>', 'provider for sessions without a recorded request (default: the configured one)')
-    .option('--model <name>', 'model for sessions without a recorded request')
-    .option('--base-url <url>', 'endpoint base URL of the provider')
-    .option('--script <file>', 'a scripted model: every turn of every session replays this JSON array of script steps')
-    .option('--root <dir>', 'folder the tools work in (default: the current folder)')
-    .option('--yes', 'approve every permission question (otherwise asks are denied: no one is at a terminal)')
     .option('--remote-approvals', 'permission questions wait for an answer through `ledgerloop serve` (its API and page) instead of being denied')
-    .option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger)
     .option('--lease-ms <n>', 'lease length in database time (default 30000; renewed every third)', positiveInteger)
     .option('--idle-grace-ms <n>', 'release a session after this long without input (default 2000)', positiveInteger)
     .option('--poll-ms <n>', 'look for work at least this often, besides LISTEN/NOTIFY (default 1000)', positiveInteger)
@@ -61,38 +43,50 @@ export function registerWorkerCommand(program: Command, exit: { code: number }):
     })
 }
 
+// Every agent option but those that pick one session or shape one terminal's output: a worker serves many
+// sessions and has no terminal (`--json` is its own: one line per worker event).
+function workerAgentOptions(): AgentOptionName[] {
+  return ALL_AGENT_OPTION_NAMES.filter((name) => !SESSION_OPTION_NAMES.includes(name))
+}
+
 /**
  * `ledgerloop worker --store postgres://…`: serves sessions until SIGTERM or SIGINT, then finishes (or after
- * the grace cancels) running turns, flushes and releases every session, and exits 0.
+ * the grace cancels) running turns, flushes and releases every session, and exits 0. Its sessions are composed
+ * as `run` composes one (app/compose.ts): same tools, plugins and request settings.
  */
 export async function workerCommand(flags: WorkerFlags): Promise<number> {
-  if (flags.store === undefined || !isPostgresStoreUrl(flags.store)) {
+  const config = resolveConfig(configFlagsOf(flags))
+  if (!isPostgresStoreUrl(config.store)) {
     throw new CliError('the worker needs a shared store: --store postgres://user@host:port/db', EXIT.usage)
   }
   if (flags.script !== undefined && flags.provider !== undefined) throw new CliError('--script replaces the model: it cannot be combined with --provider', EXIT.usage)
   if (flags.yes === true && flags.remoteApprovals === true) throw new CliError('--yes approves every question, --remote-approvals asks people: pass one of them', EXIT.usage)
-  const config = resolveConfig({
-    ...(flags.provider !== undefined ? { provider: flags.provider } : {}),
-    ...(flags.model !== undefined ? { model: flags.model } : {}),
-    ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
-    ...(flags.root !== undefined ? { root: flags.root } : {}),
-    ...(flags.maxSteps !== undefined ? { maxSteps: flags.maxSteps } : {}),
-  })
-  const route = workerRoute(config, flags)
-  const root = resolve(flags.root ?? config.root)
+  const route = workerRoute(flags, () => realRoute(config, flags, undefined, process.env, undefined))
+  const root = config.root
+  const instructions = projectInstructions(config.system, root, config.projectFile)
   let store: PostgresStore
   try {
-    store = await (await loadPostgresStoreModule()).openPostgresStoreFromUrl(flags.store, {
+    store = await (await loadPostgresStoreModule()).openPostgresStoreFromUrl(config.store, {
       ...(flags.leaseMs !== undefined ? { leaseMs: flags.leaseMs } : {}),
       poolSize: Math.max(10, (flags.concurrency ?? 4) + 4),
     })
   } catch (error) {
-    if (error instanceof HarnessError) throw new CliError(`${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
+    if (error instanceof HarnessError && !(error instanceof UsageError)) throw new CliError(`${error.message} (${error.code})`, error.code === 'INVALID_CONFIG' ? EXIT.usage : EXIT.failed)
     throw error
   }
-  let harnessOptions: Omit<HarnessOptions, 'store'>
+  let composition
   try {
-    harnessOptions = workerHarnessOptions(config, route, root, flags.yes === true ? 'yes' : flags.remoteApprovals === true ? store : 'deny')
+    // No one can answer an ask here, so asks are denied, unless --yes approves them or --remote-approvals
+    // stores them for `serve` to answer.
+    composition = compose({
+      config,
+      route,
+      root,
+      ...toolConfinement(flags),
+      approvals: flags.yes === true ? { kind: 'yes' } : flags.remoteApprovals === true ? { kind: 'store', plugin: storeApprovalPlugin({ store, rules: config.permissions }) } : { kind: 'deny' },
+      instructions: instructions.text,
+      extensions: await startHarnessExtensions(config, flags),
+    })
   } catch (error) {
     await store.close()
     throw error
@@ -105,7 +99,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   try {
     process.stdout.write(flags.json === true ? JSON.stringify({ type: 'started', owner: store.ownerId }) + '\n' : `worker ${store.ownerId} serving (${route.provider}/${route.model})\n`)
     const summary = await runWorker({
-      ...harnessOptions,
+      ...composition.options,
       store,
       provider: route.provider,
       model: route.model,
@@ -120,42 +114,20 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal)
     process.off('SIGINT', onSignal)
-    await store.close()
-  }
-}
-
-function workerRoute(config: EffectiveConfig, flags: WorkerFlags): ModelRoute {
-  if (flags.script !== undefined) {
-    const { path, steps } = loadScript(flags.script)
-    return { provider: SCRIPTED_PROVIDER, model: flags.model ?? 'scripted', adapter: scriptedAdapter({ script: turnScript(steps), recordRequests: false }), scriptFile: path }
-  }
-  const spec = providerSpec(config, config.provider)
-  requireApiKey(config.provider, spec)
-  const model = config.model
-  if (model === undefined) throw new CliError(`no model for provider '${config.provider}': pass --model NAME`, EXIT.usage)
-  return { provider: config.provider, model, adapter: providerAdapter(config.provider, spec, config.baseURL) }
-}
-
-// The same composition as the interactive CLI harness (tools on the root, retry, permissions, turn budget),
-// over the worker's store; no one can answer an ask here, so asks are denied, unless --yes approves them or
-// --remote-approvals stores them for `serve` to answer.
-function workerHarnessOptions(config: EffectiveConfig, route: ModelRoute, root: string, asks: 'yes' | 'deny' | PostgresStore): Omit<HarnessOptions, 'store'> {
-  try {
-    return {
-      adapters: [route.adapter],
-      tools: builtinTools({ root, shell: config.shell, ...bashEnvOptions(config) }),
-      plugins: [
-        retryPlugin(config.retry),
-        typeof asks === 'object'
-          ? storeApprovalPlugin({ store: asks, rules: config.permissions })
-          : permissionPlugin({ rules: config.permissions, ...(asks === 'yes' ? { ask: async () => 'yes' as const } : {}) }),
-        turnBudgetPlugin({ maxSteps: config.maxSteps, ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}) }),
-      ],
-      system: CLI_SYSTEM_PROMPT,
+    try {
+      await store.close()
+    } finally {
+      await composition.close()
     }
-  } catch (error) {
-    throw new CliError((error as Error).message, EXIT.usage)
   }
+}
+
+// A worker's script replays from its start in every turn of every session (worker/turn-script.ts), unlike
+// `run --script`, whose one session walks through it once; a real route is chosen as `run` chooses one.
+function workerRoute(flags: WorkerFlags, real: () => ModelRoute): ModelRoute {
+  if (flags.script === undefined) return real()
+  const { path, steps } = loadScript(flags.script)
+  return { provider: SCRIPTED_PROVIDER, model: flags.model ?? 'scripted', adapter: scriptedAdapter({ script: turnScript(steps), recordRequests: false }), scriptFile: path }
 }
 
 function describe(event: WorkerEvent): string {

@@ -4,7 +4,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import { describeHolder, holderIsDead, parseHolder, type LockHolder } from '../store/file-lock.js'
 import { JsonlStore } from '../store/jsonl-store.js'
 import type { SessionStore } from '../store/types.js'
-import { CliError, EXIT } from './cli-error.js'
+import { UsageError } from './usage-error.js'
 
 /** Where the CLI keeps sessions, as `--store URL|DIR` names it. */
 export type StoreSpec =
@@ -15,19 +15,19 @@ export type StoreSpec =
 /**
  * Parses a `--store` value: `sqlite:PATH` (a SQLite database file), `postgres://…` / `postgresql://…`, or
  * anything else as a folder of JSONL session files. Relative paths resolve against `cwd`.
- * @throws CliError (usage) for an empty value or another URL scheme
+ * @throws UsageError for an empty value or another URL scheme
  */
 export function parseStoreSpec(value: string, cwd: string = process.cwd()): StoreSpec {
   const text = value.trim()
-  if (text === '') throw new CliError('--store is empty: pass a folder, sqlite:PATH or postgres://…', EXIT.usage)
+  if (text === '') throw new UsageError('--store is empty: pass a folder, sqlite:PATH or postgres://…')
   if (text.startsWith('sqlite:')) {
     const path = text.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
-    if (path === '') throw new CliError(`--store ${text}: sqlite: needs a file path (sqlite:./sessions.db)`, EXIT.usage)
+    if (path === '') throw new UsageError(`--store ${text}: sqlite: needs a file path (sqlite:./sessions.db)`)
     return { kind: 'sqlite', path: resolve(cwd, path) }
   }
   if (/^postgres(ql)?:\/\//.test(text)) return { kind: 'postgres', url: text }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    throw new CliError(`--store ${text.replace(/\/\/[^@/]*@/, '//…@')}: unknown kind of store (a folder, sqlite:PATH or postgres://…)`, EXIT.usage)
+    throw new UsageError(`--store ${text.replace(/\/\/[^@/]*@/, '//…@')}: unknown kind of store (a folder, sqlite:PATH or postgres://…)`)
   }
   return { kind: 'jsonl', dir: resolve(cwd, text) }
 }
@@ -46,7 +46,7 @@ export function describeStoreSpec(spec: StoreSpec): string {
 
 /**
  * Opens the store a spec names. SQLite is loaded on demand (`better-sqlite3` is an optional peer).
- * @throws CliError (usage) when the store cannot be used in this build
+ * @throws UsageError when the store cannot be used in this build
  */
 export async function openStore(spec: StoreSpec): Promise<SessionStore> {
   switch (spec.kind) {
@@ -57,7 +57,7 @@ export async function openStore(spec: StoreSpec): Promise<SessionStore> {
       try {
         module = await import('../store/sqlite-store.js')
       } catch (error) {
-        throw new CliError(`--store sqlite: needs the optional package better-sqlite3 (npm install better-sqlite3@12.11.1): ${(error as Error).message}`, EXIT.usage)
+        throw new UsageError(`--store sqlite: needs the optional package better-sqlite3 (npm install better-sqlite3@12.11.1): ${(error as Error).message}`)
       }
       return new module.SqliteStore({ path: spec.path })
     }
@@ -74,7 +74,7 @@ export async function loadPostgresStoreModule(): Promise<typeof import('../store
   try {
     return await import('../store/postgres.js')
   } catch (error) {
-    throw new CliError(`--store postgres://…: needs the optional package pg (npm install pg@8.23.1): ${(error as Error).message}`, EXIT.usage)
+    throw new UsageError(`--store postgres://…: needs the optional package pg (npm install pg@8.23.1): ${(error as Error).message}`)
   }
 }
 
@@ -89,7 +89,7 @@ async function openPostgresStore(url: string): Promise<SessionStore> {
   try {
     return await module.openPostgresStoreFromUrl(url)
   } catch (error) {
-    if (error instanceof HarnessError && error.code === 'INVALID_CONFIG') throw new CliError(`--store: ${error.message}`, EXIT.usage)
+    if (error instanceof HarnessError && error.code === 'INVALID_CONFIG') throw new UsageError(`--store: ${error.message}`)
     throw error
   }
 }

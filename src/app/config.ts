@@ -6,7 +6,7 @@ import type { ModelInfo, ModelPricing } from '../llm/types.js'
 import type { PermissionRules } from '../plugins/permission.js'
 import { HarnessError } from '../errors/harness-error.js'
 import { resolveShellEnvPolicy } from '../tools/builtin/shell-env.js'
-import { CliError, EXIT } from './cli-error.js'
+import { UsageError } from './usage-error.js'
 import { mcpServersSchema, type McpServerEntry } from './mcp-config.js'
 
 /** The three adapter families a provider can be. */
@@ -223,13 +223,13 @@ export function readConfigFile(path: string): ConfigFile {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new CliError(`cannot read config file ${path}: ${(error as Error).message}`, EXIT.usage)
+    throw new UsageError(`cannot read config file ${path}: ${(error as Error).message}`)
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new CliError(`config file ${path} is not valid JSON: ${(error as Error).message}`, EXIT.usage)
+    throw new UsageError(`config file ${path} is not valid JSON: ${(error as Error).message}`)
   }
   const parsed = configFileSchema.safeParse(value)
   if (!parsed.success) {
@@ -239,7 +239,7 @@ export function readConfigFile(path: string): ConfigFile {
       const what = issue.code === 'unrecognized_keys' ? `unknown field${keys.length > 1 ? `s ${keys.join(', ')}` : ''}` : issue.message
       return `  field "${path === '' ? '(top level)' : path}": ${what}`
     })
-    throw new CliError(`invalid config file ${path}:\n${lines.join('\n')}`, EXIT.usage)
+    throw new UsageError(`invalid config file ${path}:\n${lines.join('\n')}`)
   }
   return parsed.data
 }
@@ -262,13 +262,13 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   try {
     file = readConfigFile(configFile)
   } catch (error) {
-    if (options.lenient !== true || !(error instanceof CliError)) throw error
+    if (options.lenient !== true || !(error instanceof UsageError)) throw error
     file = {}
     ignoredConfigProblem = error.message
   }
   const providers: Record<string, ProviderSpec> = { ...BUILTIN_PROVIDERS }
   for (const [name, entry] of Object.entries(file.providers ?? {})) {
-    if (name === 'scripted') throw new CliError(`invalid config file ${configFile}:\n  field "providers.scripted": the name 'scripted' is reserved for --script`, EXIT.usage)
+    if (name === 'scripted') throw new UsageError(`invalid config file ${configFile}:\n  field "providers.scripted": the name 'scripted' is reserved for --script`)
     const builtin = BUILTIN_PROVIDERS[name]
     const apiKeyEnv = entry.apiKeyEnv ?? builtin?.apiKeyEnv ?? FAMILY_KEY_ENV[entry.type]
     const defaultModel = entry.model ?? Object.keys(entry.models ?? {})[0] ?? builtin?.defaultModel
@@ -289,20 +289,20 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     const text = envText(name)
     if (text === undefined) return undefined
     const n = Number(text)
-    if (!Number.isFinite(n) || n <= 0) throw new CliError(`${name}=${text} is not a positive number of seconds`, EXIT.usage)
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${name}=${text} is not a positive number of seconds`)
     return n
   }
   const envCount = (name: string): number | undefined => {
     const text = envText(name)
     if (text === undefined) return undefined
-    if (!/^\d+$/.test(text)) throw new CliError(`${name}=${text} is not a whole number`, EXIT.usage)
+    if (!/^\d+$/.test(text)) throw new UsageError(`${name}=${text} is not a whole number`)
     return Number(text)
   }
 
   const [provider, providerSource] = pick(flags.provider, envText('LEDGERLOOP_PROVIDER'), file.provider, 'deepseek')
   if (providers[provider] === undefined && provider !== 'scripted' && options.lenient !== true) {
     const from = providerSource === 'flag' ? '--provider' : providerSource === 'env' ? 'LEDGERLOOP_PROVIDER' : `"provider" in ${configFile}`
-    throw new CliError(`unknown provider '${provider}' (from ${from}); known: ${Object.keys(providers).join(', ')} (add others under "providers" in ${configFile})`, EXIT.usage)
+    throw new UsageError(`unknown provider '${provider}' (from ${from}); known: ${Object.keys(providers).join(', ')} (add others under "providers" in ${configFile})`)
   }
   // The file's model and base URL belong to the file's provider: they do not follow a provider switch.
   const fileOwnsRoute = (file.provider ?? 'deepseek') === provider
@@ -334,7 +334,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   for (const line of flags.header ?? []) {
     const colon = line.indexOf(':')
     const name = colon < 0 ? '' : line.slice(0, colon).trim()
-    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new CliError(`--header '${line.split(':')[0] ?? ''}…' is not 'Name: value'`, EXIT.usage)
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new UsageError(`--header '${line.split(':')[0] ?? ''}…' is not 'Name: value'`)
     headers[name] = line.slice(colon + 1).trim()
   }
   const bashEnv = [...new Set([...(file.bashEnv ?? []), ...(flags.bashEnv ?? [])])]
@@ -343,7 +343,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       resolveShellEnvPolicy(bashEnv, providerKeyNames(providers))
     } catch (error) {
       if (!(error instanceof HarnessError)) throw error
-      throw new CliError(`${error.message} (from --bash-env or "bashEnv" in ${configFile})`, EXIT.usage)
+      throw new UsageError(`${error.message} (from --bash-env or "bashEnv" in ${configFile})`)
     }
   }
   return {
@@ -414,9 +414,9 @@ export function checkBaseUrl(value: string, from: string): void {
   try {
     url = new URL(value)
   } catch {
-    throw new CliError(`${from} '${value}' is not a URL (expected something like https://api.deepseek.com or http://127.0.0.1:8000/v1)`, EXIT.usage)
+    throw new UsageError(`${from} '${value}' is not a URL (expected something like https://api.deepseek.com or http://127.0.0.1:8000/v1)`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CliError(`${from} '${value}' must be an http:// or https:// URL`, EXIT.usage)
+    throw new UsageError(`${from} '${value}' must be an http:// or https:// URL`)
   }
 }

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { HarnessError } from '../errors/harness-error.js'
 import { mcpTools, type McpServerConfig, type ToolSet } from '../plugins/mcp.js'
 import type { ToolDefinition } from '../tools/types.js'
-import { CliError, EXIT } from './cli-error.js'
+import { UsageError } from './usage-error.js'
 
 const text = z.string().min(1)
 
@@ -40,7 +40,7 @@ export type McpServerEntry = z.infer<typeof mcpServerEntry>
 function expand(value: string, server: string, env: NodeJS.ProcessEnv): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_all, name: string) => {
     const found = env[name]
-    if (found === undefined) throw new CliError(`MCP server '${server}' uses \${${name}}, which is not set in the environment`, EXIT.usage)
+    if (found === undefined) throw new UsageError(`MCP server '${server}' uses \${${name}}, which is not set in the environment`)
     return found
   })
 }

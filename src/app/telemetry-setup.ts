@@ -4,7 +4,7 @@ import type { LedgerHooks } from '../agent/hook-types.js'
 import { sessionSpansPlugin } from '../plugins/telemetry.js'
 import { OtlpTraceBatch, otlpTracesUrl, parseOtlpHeaders, postOtlpTraces } from '../plugins/telemetry-otlp.js'
 import { SessionSpanBuilder } from '../plugins/telemetry-spans.js'
-import { CliError, EXIT } from './cli-error.js'
+import { UsageError } from './usage-error.js'
 
 /**
  * Where the CLI sends spans: `--otlp URL`, else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is), else
@@ -22,7 +22,7 @@ export function otlpEndpoint(flag: string | undefined, env: NodeJS.ProcessEnv = 
     const base = env.OTEL_EXPORTER_OTLP_ENDPOINT
     return set(base) ? otlpTracesUrl(base) : undefined
   } catch (error) {
-    throw new CliError((error as Error).message, EXIT.usage)
+    throw new UsageError((error as Error).message)
   }
 }
 

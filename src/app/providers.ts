@@ -5,7 +5,7 @@ import { deepseekAdapter } from '../llm/adapters/deepseek.js'
 import { openaiCompatibleAdapter } from '../llm/adapters/openai-compatible.js'
 import { scriptedAdapter, type ScriptStep } from '../llm/adapters/scripted.js'
 import type { LlmAdapter } from '../llm/types.js'
-import { CliError, EXIT } from './cli-error.js'
+import { UsageError } from './usage-error.js'
 import type { EffectiveConfig, ProviderSpec } from './config.js'
 
 /** The provider route of `--script` runs. */
@@ -29,7 +29,7 @@ export interface ModelRoute {
 export function providerSpec(config: EffectiveConfig, name: string): ProviderSpec {
   const spec = config.providers[name]
   if (spec === undefined) {
-    throw new CliError(`unknown provider '${name}'; known: ${Object.keys(config.providers).join(', ')} (add others under "providers" in ${config.configFile})`, EXIT.usage)
+    throw new UsageError(`unknown provider '${name}'; known: ${Object.keys(config.providers).join(', ')} (add others under "providers" in ${config.configFile})`)
   }
   return spec
 }
@@ -42,11 +42,10 @@ export function requireApiKey(name: string, spec: ProviderSpec, env: NodeJS.Proc
   if (!spec.keyRequired || spec.apiKeyEnv === undefined) return
   const value = env[spec.apiKeyEnv]
   if (value !== undefined && value !== '') return
-  throw new CliError(
+  throw new UsageError(
     `${spec.apiKeyEnv} is not set: the '${name}' provider needs an API key.\n` +
       `  Set it (export ${spec.apiKeyEnv}=...), pick another provider with --provider, or try the offline demo\n` +
       `  with a scripted model and no key:  ${DEMO_HINT}`,
-    EXIT.usage,
   )
 }
 
@@ -80,7 +79,7 @@ export function providerAdapter(
     case 'anthropic':
       return renamed(anthropicAdapter({ ...common, ...(base !== undefined ? { baseURL: base } : {}) }), name)
     case 'openai':
-      if (base === undefined) throw new CliError(`provider '${name}' needs a base URL (--base-url URL, or "baseURL" in the config file)`, EXIT.usage)
+      if (base === undefined) throw new UsageError(`provider '${name}' needs a base URL (--base-url URL, or "baseURL" in the config file)`)
       return openaiCompatibleAdapter({ ...common, provider: name, baseURL: base })
   }
 }
@@ -98,7 +97,7 @@ function renamed(adapter: LlmAdapter, name: string): LlmAdapter {
 
 /**
  * Reads a `--script` file: a JSON array of ScriptSteps. Relative paths resolve against the cwd.
- * @throws CliError (usage) when the file is missing or not such an array
+ * @throws UsageError when the file is missing or not such an array
  */
 export function loadScript(file: string, cwd: string = process.cwd()): { path: string; steps: ScriptStep[] } {
   const path = resolve(cwd, file)
@@ -107,10 +106,10 @@ export function loadScript(file: string, cwd: string = process.cwd()): { path: s
     value = JSON.parse(readFileSync(path, 'utf8'))
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    throw new CliError(code === 'ENOENT' ? `script file ${path} does not exist` : `script file ${path} is not valid JSON: ${(error as Error).message}`, EXIT.usage)
+    throw new UsageError(code === 'ENOENT' ? `script file ${path} does not exist` : `script file ${path} is not valid JSON: ${(error as Error).message}`)
   }
   if (!Array.isArray(value) || value.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) {
-    throw new CliError(`script file ${path} must be a JSON array of script steps ({text?, reasoning?, toolCalls?, ...}, {error}, {hang: true})`, EXIT.usage)
+    throw new UsageError(`script file ${path} must be a JSON array of script steps ({text?, reasoning?, toolCalls?, ...}, {error}, {hang: true})`)
   }
   return { path, steps: value as ScriptStep[] }
 }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { CliError, EXIT } from './cli-error.js'
+import { UsageError } from './usage-error.js'
 
 /** The file in the workspace root whose text joins the system prompt (the convention Codex CLI and others read). */
 export const PROJECT_FILE = 'AGENTS.md'
@@ -16,7 +16,7 @@ export interface ProjectInstructions {
 /**
  * Gathers `--system TEXT|@file` and, unless switched off, `AGENTS.md` in the tool root. Both are read once, when
  * the session starts; the request header logs the resulting system prompt, so what the model saw stays in the log.
- * @throws CliError (usage) when `--system @file` names a file that cannot be read
+ * @throws UsageError when `--system @file` names a file that cannot be read
  */
 export function projectInstructions(system: string | undefined, root: string, readProjectFile: boolean, cwd: string = process.cwd()): ProjectInstructions {
   const parts: string[] = []
@@ -27,7 +27,7 @@ export function projectInstructions(system: string | undefined, root: string, re
       try {
         parts.push(readFileSync(path, 'utf8').trim())
       } catch (error) {
-        throw new CliError(`--system ${system}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.usage)
+        throw new UsageError(`--system ${system}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
       }
       sources.push(`--system ${path}`)
     } else {
@@ -41,7 +41,7 @@ export function projectInstructions(system: string | undefined, root: string, re
     try {
       text = readFileSync(file, 'utf8').trim()
     } catch (error) {
-      throw new CliError(`cannot read ${file}: ${(error as Error).message} (--no-project-file skips it)`, EXIT.usage)
+      throw new UsageError(`cannot read ${file}: ${(error as Error).message} (--no-project-file skips it)`)
     }
     if (text !== '') {
       parts.push(`Project instructions from ${PROJECT_FILE}:\n\n${text}`)
