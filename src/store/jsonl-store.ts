@@ -7,12 +7,13 @@ import type { StreamChunk } from '../llm/types.js'
 import { chunkEvent } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
+import { ContentDigest, isContentWitness } from './content-witness.js'
 import { FileLock } from './file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from './file-permissions.js'
 import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCommit } from './group-commit.js'
 import { SessionDigest, summarizeSessionFile, summaryOf } from './session-digest.js'
 import type { CommittedEvidence } from './log-judgement.js'
-import { encodeRecordLines, headerRecord, loadSessionFile, type ScannedSessionFile } from './session-file.js'
+import { encodeRecordLines, headerRecord, loadSessionFile, type LoadedSessionFile, type ScannedSessionFile } from './session-file.js'
 import { SessionIndex } from './session-index.js'
 import { TextRunBuffer } from './text-run-buffer.js'
 import { sessionList } from './session-list.js'
@@ -152,9 +153,11 @@ export class JsonlStore implements SessionStore {
       const digest = new SessionDigest()
       digest.observe(seed)
       const size = Buffer.byteLength(text)
-      this.#index.record(summaryOf(header, digest, Date.now(), size), true)
+      const content = new ContentDigest()
+      content.update(text, size)
+      this.#index.record({ ...summaryOf(header, digest, Date.now(), size), content: content.witness() }, true)
       this.#index.mark()
-      return this.#track(new JsonlWriter(header, path, file, size, seed.length, lock, this.#policy, { index: this.#index, digest }))
+      return this.#track(new JsonlWriter(header, path, file, size, seed.length, lock, this.#policy, { index: this.#index, digest, content }))
     } catch (error) {
       lock.release()
       throw error
@@ -178,7 +181,7 @@ export class JsonlStore implements SessionStore {
       const digest = new SessionDigest()
       // Chunk runs say nothing a listing needs; skipping them keeps the loaded runs packed.
       digest.observe(scanned.log.eventsWithoutChunks(0))
-      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.log.length, lock, this.#policy, { index: this.#index, digest })
+      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.log.length, lock, this.#policy, { index: this.#index, digest, content: scanned.content })
       this.#index.mark()
       return Object.assign(stored(scanned), { writer: this.#track(writer) })
     } catch (error) {
@@ -246,18 +249,24 @@ export class JsonlStore implements SessionStore {
   }
 
   // The one judgement of a stored log (loadSessionFile), with the session index as the witness of what was
-  // committed: a file cut in the middle is refused here, before open() truncates anything.
-  async #scan(file: FileHandle, path: string, id: string): Promise<ScannedSessionFile> {
-    const bytes = await file.readFile()
+  // committed: a file cut in the middle, or edited, is refused here, before open() truncates anything. The index
+  // is read before the file: a live writer records only bytes already written, so the file read afterwards
+  // holds at least what the entry vouches for (read the other way round, it might hold less).
+  async #scan(file: FileHandle, path: string, id: string): Promise<LoadedSessionFile> {
     const committed = committedEvidence(this.#index, id)
+    const bytes = await file.readFile()
     return loadSessionFile(bytes, path, id, { ...(this.#knownTypes !== undefined ? { knownTypes: this.#knownTypes } : {}), ...(committed !== undefined ? { committed } : {}) })
   }
 }
 
-/** How a writer keeps the session index: the store's index and the running digest of this session's log. */
+/**
+ * How a writer keeps the session index: the store's index, the running digest of this session's log (for the
+ * listing), and the running SHA-256 of its bytes (the content witness loading checks).
+ */
 interface WriterIndexing {
   readonly index: SessionIndex
   readonly digest: SessionDigest
+  readonly content: ContentDigest
 }
 
 /** One open session file: positional appends at the committed length, group-committed. */
@@ -337,7 +346,10 @@ class JsonlWriter implements SessionWriter {
 
   #index(): void {
     this.#indexedSize = this.#size
-    this.#indexing.index.record(summaryOf(this.#header, this.#indexing.digest, Date.now(), this.#size))
+    const { index, digest, content } = this.#indexing
+    // The witness covers exactly the bytes the size vouches for; a digest that lost track is left out, never wrong.
+    const witness = content.bytes === this.#size ? { content: content.witness() } : {}
+    index.record({ ...summaryOf(this.#header, digest, Date.now(), this.#size), ...witness })
   }
 
   // The one write + one fsync of a batch. The write is synchronous (a copy into the page cache, microseconds
@@ -364,6 +376,8 @@ class JsonlWriter implements SessionWriter {
       throw new HarnessError(`could not write session '${this.#header.id}' to ${this.#path}: ${(error as Error).message}`, 'SESSION_WRITE_FAILED', { cause: error })
     }
     this.#size += length
+    // The text just written is what the digest takes: no re-read, no second encoding into a Buffer of ours.
+    this.#indexing.content.update(text, length)
     if (this.#indexing.digest.observe(batch)) this.#index()
   }
 }
@@ -405,14 +419,20 @@ async function openPrivate(path: string, flags: number, id: string): Promise<Fil
 }
 
 /**
- * What the session index says was committed to a session's log: its writers record the log's size and ended
- * turns once a batch that ends a turn is on disk (and at close), so the log can only have grown since.
+ * What the session index says was committed to a session's log: its writers record the log's size, ended turns
+ * and a SHA-256 of those bytes once a batch that ends a turn is on disk (and at close), so the log can only have
+ * grown since, its first bytes unchanged.
  * @internal
  */
 export function committedEvidence(index: SessionIndex, id: string): CommittedEvidence | undefined {
   const entry = index.find(id)
   if (entry === undefined || entry.problem !== undefined) return undefined
-  return { ...(entry.sizeBytes !== undefined ? { bytes: entry.sizeBytes } : {}), ...(entry.turns !== undefined ? { turns: entry.turns } : {}), source: `the session index ${index.path}` }
+  return {
+    ...(entry.sizeBytes !== undefined ? { bytes: entry.sizeBytes } : {}),
+    ...(entry.turns !== undefined ? { turns: entry.turns } : {}),
+    ...(isContentWitness(entry.content) ? { content: entry.content } : {}),
+    source: `the session index ${index.path}`,
+  }
 }
 
 function stored(scanned: ScannedSessionFile): StoredSession {

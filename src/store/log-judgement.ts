@@ -1,4 +1,5 @@
 import { HarnessError } from '../errors/harness-error.js'
+import { ContentDigest, type ContentWitness } from './content-witness.js'
 import { CompactRun } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { LogGrammar } from '../session/log-grammar.js'
@@ -157,6 +158,8 @@ export interface CommittedEvidence {
   readonly bytes?: number
   /** Turns ended by then. */
   readonly turns?: number
+  /** A digest of the bytes committed (absent in an index written before witnesses, or rebuilt from the files). */
+  readonly content?: ContentWitness
   /** Where the evidence comes from, for the message (e.g. the index's path). */
   readonly source: string
 }
@@ -174,24 +177,53 @@ export interface HeldLog {
   readonly turns: number
   /** Whether loading would repair it: a tail to cut off, or a last turn to close as interrupted. */
   readonly repairing: boolean
+  /** Its bytes, checked against the evidence's content witness. */
+  readonly file: Buffer
 }
 
 /**
- * Refuses a log that holds less than was committed to it: a file cut in the middle, or replaced by an older
- * copy, ends in what looks like a torn last write or a crash mid-turn, and repairing that would drop committed
- * history without a word. Fewer ended turns than were committed always counts; fewer bytes counts when loading
- * would repair the file (a line shortened by hand in an otherwise whole log is an edit, judged as one). The
- * judgement names how much is missing and leaves the decision to the person.
+ * Refuses a log that holds less than was committed to it, or other bytes than were committed. A file cut in the
+ * middle, or replaced by an older copy, ends in what looks like a torn last write or a crash mid-turn, and
+ * repairing that would drop committed history without a word. Fewer ended turns than were committed always
+ * counts; fewer bytes counts when loading would repair the file (a line shortened by hand in an otherwise whole
+ * log is an edit: the content witness finds it). Where the evidence carries a {@link ContentWitness}, the
+ * file's first `bytes` bytes must hash to it: a valid-JSON edit of content alone (a message's text, a tool
+ * result's) breaks no structural rule, but what a resume builds on is then not what the model saw. The
+ * judgement names what differs and leaves the decision to the person.
+ * @param digest - an empty running digest to feed the witnessed bytes into (so a loader that continues the log
+ *   hashes each byte once); left empty when there is no witness to check
  */
-export function judgeCommitted(path: string, held: HeldLog, evidence: CommittedEvidence | undefined, judgement: LogJudgement): void {
+export function judgeCommitted(path: string, held: HeldLog, evidence: CommittedEvidence | undefined, judgement: LogJudgement, digest?: ContentDigest): void {
   if (evidence === undefined) return
   const missingBytes = held.repairing && evidence.bytes !== undefined && evidence.bytes > held.bytes ? evidence.bytes - held.bytes : 0
   const missingTurns = evidence.turns !== undefined && evidence.turns > held.turns ? evidence.turns - held.turns : 0
-  if (missingBytes === 0 && missingTurns === 0) return
-  const recorded = [evidence.bytes !== undefined ? `${evidence.bytes} bytes` : undefined, evidence.turns !== undefined ? `${evidence.turns} ended turn${evidence.turns === 1 ? '' : 's'}` : undefined].filter((x) => x !== undefined).join(' and ')
-  const missing = [missingTurns > 0 ? `${missingTurns} ended turn${missingTurns === 1 ? '' : 's'}` : undefined, missingBytes > 0 ? `${missingBytes} bytes` : undefined].filter((x) => x !== undefined).join(', ')
+  if (missingBytes > 0 || missingTurns > 0) {
+    const recorded = [evidence.bytes !== undefined ? `${evidence.bytes} bytes` : undefined, evidence.turns !== undefined ? `${evidence.turns} ended turn${evidence.turns === 1 ? '' : 's'}` : undefined].filter((x) => x !== undefined).join(' and ')
+    const missing = [missingTurns > 0 ? `${missingTurns} ended turn${missingTurns === 1 ? '' : 's'}` : undefined, missingBytes > 0 ? `${missingBytes} bytes` : undefined].filter((x) => x !== undefined).join(', ')
+    judgement.fail(
+      `${path}: committed data is missing: ${missing} (${evidence.source} recorded ${recorded} as committed; the file holds ${held.bytes} bytes and ${held.turns} ended turn${held.turns === 1 ? '' : 's'}). ` +
+        'This is not an incomplete last write: the file was cut or replaced. It was left as it is; restore it from a copy, or accept the loss with `ledgerloop sessions --reindex` (the index then records what the file holds)',
+    )
+    // What is missing is the finding; a digest over a cut file would only say the same again.
+    return
+  }
+  const content = evidence.content
+  if (content === undefined) return
+  const running = digest ?? new ContentDigest()
+  const covered = Math.min(content.bytes, held.file.length)
+  running.update(held.file.subarray(0, covered), covered)
+  if (covered === content.bytes && running.witness().sha256 === content.sha256) return
+  const lines = countLines(held.file, covered)
+  const what = covered < content.bytes ? `the file holds only ${held.file.length} of the ${content.bytes} bytes committed, and they differ from them` : `its first ${content.bytes} bytes (lines 1-${lines}) differ from what was committed`
   judgement.fail(
-    `${path}: committed data is missing: ${missing} (${evidence.source} recorded ${recorded} as committed; the file holds ${held.bytes} bytes and ${held.turns} ended turn${held.turns === 1 ? '' : 's'}). ` +
-      'This is not an incomplete last write: the file was cut or replaced. It was left as it is; restore it from a copy, or accept the loss with `ledgerloop sessions --reindex` (the index then records what the file holds)',
+    `${path}: the file is not what its writer committed: ${what} (${evidence.source} recorded their SHA-256). ` +
+      'It was edited after it was written; resuming would build on a history the model never saw. It was left as it is; restore it from a copy, or accept the edit with `ledgerloop sessions --reindex` (the index then records what the file holds)',
   )
+}
+
+// Lines in bytes[0, end): the committed part ends at a newline, so this is the number of its last line.
+function countLines(bytes: Buffer, end: number): number {
+  let lines = 0
+  for (let at = bytes.indexOf(0x0a); at >= 0 && at < end; at = bytes.indexOf(0x0a, at + 1)) lines++
+  return lines
 }

@@ -4,6 +4,7 @@ import type { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
 import { decodeRecord, packChunkRuns } from './chunk-runs.js'
+import { ContentDigest } from './content-witness.js'
 import { judgeCommitted, judgeRecords, LogJudgement, type CommittedEvidence } from './log-judgement.js'
 import { LogLoader } from './log-loader.js'
 import { validateStoredLog } from './stored-log.js'
@@ -324,15 +325,21 @@ export interface SessionFileJudgementOptions {
   readonly committed?: CommittedEvidence
 }
 
+/** A session file loaded by {@link loadSessionFile}. */
+export interface LoadedSessionFile extends ScannedSessionFile {
+  /** The running digest of the committed part (bytes 0..committedBytes), for the writer that continues it. */
+  readonly content: ContentDigest
+}
+
 /**
  * Loads a session file for a store: the line rules ({@link scanSessionFile}), then the events as a Session
  * adopts them (envelope, known types, surface rules) and as the loop continues them (log grammar, citations:
- * {@link judgeRecords}), then what it holds against what was committed ({@link judgeCommitted}). The first
- * problem is thrown. The same judgement as `verify`'s ({@link judgeSessionFile}), so a log that loads is a
- * log `verify` finds nothing wrong with in its structure, and the reverse.
+ * {@link judgeRecords}), then what it holds against what was committed, bytes and content ({@link judgeCommitted}).
+ * The first problem is thrown. The same judgement as `verify`'s ({@link judgeSessionFile}), so a log that loads
+ * is a log `verify` finds nothing wrong with in its structure, and the reverse.
  * @throws HarnessError `SESSION_CORRUPT` naming the file and line, or `SESSION_VERSION`
  */
-export function loadSessionFile(bytes: Buffer, path: string, id: string, options: SessionFileJudgementOptions = {}): ScannedSessionFile {
+export function loadSessionFile(bytes: Buffer, path: string, id: string, options: SessionFileJudgementOptions = {}): LoadedSessionFile {
   const scanned = scanSessionFile(bytes, path, id)
   const { log } = scanned
   const judgement = new LogJudgement('refuse')
@@ -340,8 +347,13 @@ export function loadSessionFile(bytes: Buffer, path: string, id: string, options
   // A pass over the records, not the events: a chunk run is judged as one, and nothing is materialised.
   const verdict = judgeRecords(log.records, { locate: scanned.locate, typeAt: (seq) => log.typeAt(seq), judgement })
   const repairing = scanned.tailRepair !== undefined || verdict.openTurn !== undefined
-  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing }, options.committed, judgement)
-  return scanned
+  const content = new ContentDigest()
+  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing, file: bytes }, options.committed, judgement, content)
+  // The witnessed prefix passed, so it is whole lines within the committed part: hash on to its end. Every byte is
+  // hashed once (about 1 GB/s: a few per cent of the load), and the writer goes on from here without a re-read.
+  if (content.bytes > scanned.committedBytes) throw new HarnessError(`${path}: the witnessed ${content.bytes} bytes run past the committed ${scanned.committedBytes}`, 'SESSION_CORRUPT')
+  content.update(bytes.subarray(content.bytes, scanned.committedBytes), scanned.committedBytes - content.bytes)
+  return { ...scanned, content }
 }
 
 /** What {@link judgeSessionFile} found: the problems and repairs are in the judgement it was given. */
@@ -369,7 +381,7 @@ export function judgeSessionFile(bytes: Buffer, path: string, id: string, judgem
   for (const event of events) types.set(event.seq, event.type)
   const verdict = judgeRecords(events, { locate: listed.locate, typeAt: (seq) => types.get(seq), judgement })
   const repairing = listed.tailRepair !== undefined || verdict.openTurn !== undefined
-  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing }, options.committed, judgement)
+  judgeCommitted(path, { bytes: bytes.length, turns: verdict.endedTurns, repairing, file: bytes }, options.committed, judgement)
   if (listed.tailRepair !== undefined) {
     const t = listed.tailRepair
     judgement.repairs.push(`${path}:${t.line}: ${t.reason}: loading cuts off these ${t.bytes} bytes`)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import type { ContentWitness } from './content-witness.js'
 import { FileLock } from './file-lock.js'
 import { ensurePrivateDir } from './file-permissions.js'
 import { matchesSearch, newestFirst, sessionList } from './session-list.js'
@@ -31,6 +32,15 @@ interface IndexHeader {
 
 /** A stored line: a summary (with `new: 1` when its session was just created), or a mark of the folder's mtime. */
 type Line = { readonly kind: 'entry'; readonly entry: SessionSummary; readonly created: boolean } | { readonly kind: 'mark'; readonly mark: number }
+
+/**
+ * A session's entry as the index stores it: its summary and, from its writer, a witness of the bytes it had
+ * committed (see {@link ContentWitness}). Listings hand out the summary without the witness.
+ */
+export interface IndexEntry extends SessionSummary {
+  /** The digest of the committed bytes, when a writer recorded one (never when the entry was read from the file). */
+  readonly content?: ContentWitness
+}
 
 /** Summarises one session from its file; undefined when the file is gone. */
 export type SummarizeFile = (id: string) => SessionSummary | undefined
@@ -87,8 +97,8 @@ export class SessionIndex {
     }
   }
 
-  /** Appends a session's summary (best effort: a failure only makes the next listing rebuild). */
-  record(summary: SessionSummary, created = false): void {
+  /** Appends a session's entry (best effort: a failure only makes the next listing rebuild). */
+  record(summary: IndexEntry, created = false): void {
     // A line written again after a fold goes without `new`: the fold most likely counted it already (a
     // count one short until the next fold beats one counted twice).
     this.#append(JSON.stringify(created ? { ...summary, new: 1 } : summary) + '\n', JSON.stringify(summary) + '\n')
@@ -171,7 +181,7 @@ export class SessionIndex {
    * The latest entry of one session, or undefined when the index has none (or cannot be read). Reads the journal
    * and then the snapshot backwards, parsing only lines that name the id: about what a listing's first page costs.
    */
-  find(id: string): SessionSummary | undefined {
+  find(id: string): IndexEntry | undefined {
     let fd: number
     try {
       fd = openSync(this.path, constants.O_RDONLY | constants.O_NOFOLLOW)
@@ -214,7 +224,7 @@ export class SessionIndex {
     const out: SessionSummary[] = []
     for (const [i, entry] of page.entries()) {
       if (i >= STAT_ROWS) {
-        out.push(entry)
+        out.push(withoutWitness(entry))
         continue
       }
       let stats
@@ -231,9 +241,12 @@ export class SessionIndex {
         out.push(fresh)
         // A crashed writer's session: remember what its log says now (a live writer indexes at its turn end).
         // Never when the log now holds less than the entry says was committed: the entry is the witness that
-        // loading the log needs to refuse it (see judgeCommitted), and only `--reindex` accepts the loss.
-        if (stale && !shrunk(entry, fresh) && !existsSync(join(this.#sessionsDir, `${entry.id}.lock`))) this.record(fresh)
-      } else out.push({ ...entry, sizeBytes: stats.size })
+        // loading the log needs to refuse it (see judgeCommitted), and only `--reindex` accepts the loss. The
+        // content witness is carried over as it was: a file edited by hand is stale too, and summarising it
+        // must not vouch for the edit.
+        const { content } = entry as IndexEntry
+        if (stale && !shrunk(entry, fresh) && !existsSync(join(this.#sessionsDir, `${entry.id}.lock`))) this.record(content !== undefined && fresh.problem === undefined ? { ...fresh, content } : fresh)
+      } else out.push(withoutWitness({ ...entry, sizeBytes: stats.size }))
     }
     return out.sort(newestFirst)
   }
@@ -270,7 +283,8 @@ export class SessionIndex {
     let note: string | undefined
     if (why !== 'stale' || added > 0 || gone > 0 || force) {
       const dropped = new Set([...known.keys()].filter((id) => !entries.has(id)))
-      const written = this.#writeSnapshot([...entries.values()], mark, true, dropped, pending)
+      // A rebuild (`--reindex`) is how a person accepts what the files hold: no earlier witness survives it.
+      const written = this.#writeSnapshot([...entries.values()], mark, true, dropped, pending, force)
       if (names.length > 0 || why === 'damaged') {
         const what = why === 'stale' ? `was stale (${added} session${added === 1 ? '' : 's'} not in it, ${gone} gone)` : `was ${why}`
         note = `the session index ${this.path} ${what}: ${written ? 'rebuilt' : 'read'} from ${names.length} session file${names.length === 1 ? '' : 's'}`
@@ -325,7 +339,8 @@ export class SessionIndex {
   // Returns false when another process holds the lock.
   // `pending`: sessions found without an entry whose writer holds their lock (it is creating them and will
   // journal them with `new`): in the snapshot, but not in its count until their `new` line comes.
-  #writeSnapshot(entries: SessionSummary[], mark: number, create = true, dropped: ReadonlySet<string> = new Set(), pending: Set<string> = new Set()): boolean {
+  // `forget`: journal lines merged in lose their content witness (see #reconcile).
+  #writeSnapshot(entries: SessionSummary[], mark: number, create = true, dropped: ReadonlySet<string> = new Set(), pending: Set<string> = new Set(), forget = false): boolean {
     if (!create && !existsSync(this.path)) return false
     ensurePrivateDir(this.#indexDir)
     let lock: FileLock
@@ -350,7 +365,7 @@ export class SessionIndex {
           for (const line of parseLines(readRange(old, header.start + header.snapshotBytes, readUpTo))) {
             // Lines appended since the caller read the index count too, except for sessions whose log is gone.
             if (line.kind !== 'entry' || dropped.has(line.entry.id)) continue
-            mergeEntry(merged, line.entry)
+            mergeEntry(merged, forget ? withoutWitness(line.entry) : line.entry)
             if (line.created) pending.delete(line.entry.id)
           }
         }
@@ -396,6 +411,13 @@ export class SessionIndex {
       this.close()
     }
   }
+}
+
+// A listing's row: the summary without the index's witness (a store detail, not part of SessionSummary).
+function withoutWitness(entry: IndexEntry): SessionSummary {
+  if (entry.content === undefined) return entry
+  const { content: _, ...summary } = entry
+  return summary
 }
 
 // Whether a summary read from a log shows less than an entry recorded as committed (bytes or ended turns).

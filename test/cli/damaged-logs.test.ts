@@ -86,6 +86,26 @@ describe('damaged JSONL logs: one judgement for inspect, verify and run -c', () 
     }, /\.jsonl:\d+: seq \d+ \(assistant\/chunk\): names turn 2 step 1 but turn 1 step 1 is open$/)
   }, 60_000)
 
+  const contentEdited = /\.jsonl: the file is not what its writer committed: its first \d+ bytes \(lines 1-\d+\) differ from what was committed \(the session index .* recorded their SHA-256\)\. .*`ledgerloop sessions --reindex` \(the index then records what the file holds\)$/
+  it("a valid-JSON edit of content only (an assistant/message's text): all three refuse it, and run -c appends nothing", async () => {
+    await refusedByAll((bytes) => {
+      const text = lines(bytes)
+      const at = text.findIndex((l) => l.includes('"type":"assistant/message"') && l.includes('"type":"text","text":"'))
+      text[at] = (text[at] as string).replace('"type":"text","text":"', '"type":"text","text":"EDITED ')
+      return joined(text)
+    }, contentEdited)
+  }, 60_000)
+
+  it("a valid-JSON edit of a tool result's text: all three refuse it, and run -c appends nothing", async () => {
+    await refusedByAll((bytes) => {
+      const text = lines(bytes)
+      const at = text.findIndex((l) => l.startsWith('{"type":"tool/result"') && l.includes('"text":"'))
+      expect(at).toBeGreaterThan(0)
+      text[at] = (text[at] as string).replace('"text":"', '"text":"EDITED ')
+      return joined(text)
+    }, contentEdited)
+  }, 60_000)
+
   it('a torn last line is still repaired: verify says so and passes, run -c cuts it off and continues', async () => {
     const { home, env } = damaged((bytes) => Buffer.concat([bytes, Buffer.from('{"type":"turn/st')]))
     const verify = await runCli(['verify', id], { env })

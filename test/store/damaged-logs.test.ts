@@ -151,3 +151,66 @@ describe('a log holding less than its session index says was committed (issue 22
     await opened.writer.close()
   })
 })
+
+describe('a log whose content was edited after it was committed (issue 22)', () => {
+  const editMessageText = (path: string): number => {
+    const text = linesOf(path)
+    const at = text.findIndex((l) => l.includes('"type":"assistant/message"'))
+    // Valid JSON, every structural rule kept: only the text the model is said to have written changes.
+    text[at] = (text[at] as string).replace('"text":"abcde"', '"text":"EDITED"')
+    expect(text[at]).toContain('EDITED')
+    writeFileSync(path, text.join('\n'), { mode: 0o600 })
+    return at
+  }
+
+  it("an assistant/message's text edited: read() and open() refuse it naming the index's witness, and the file stays as it is", async () => {
+    const path = await recordedSession()
+    editMessageText(path)
+    await refusedOnLoad(path, 'SESSION_CORRUPT', /s\.jsonl: the file is not what its writer committed: its first \d+ bytes \(lines 1-\d+\) differ from what was committed \(the session index .* recorded their SHA-256\)\..*`ledgerloop sessions --reindex`/)
+  })
+
+  it('a listing does not vouch for the edit; reindexing accepts it, and the resumed log is witnessed again', async () => {
+    const path = await recordedSession()
+    editMessageText(path)
+    const store = new JsonlStore({ dir })
+    await store.list()
+    await refusedOnLoad(path, 'SESSION_CORRUPT', /the file is not what its writer committed/)
+    await store.reindex()
+    await store.close()
+    const model = scriptedAdapter({ script: [{ text: ['x', 'y'] }], models: { m1: { contextWindow: 1000 } } })
+    const harness = createHarness({ store: new JsonlStore({ dir }), adapters: [model] })
+    const agent = await harness.resumeAgent('s', { provider: 'scripted', model: 'm1' })
+    agent.followup('three')
+    await agent.whenIdle()
+    await harness.close()
+    // The writer's digest went on from the accepted bytes: the next load checks (and passes) a new witness.
+    expect((new SessionIndex(dir, () => undefined).find('s') as { content?: { bytes: number } }).content?.bytes).toBe(statSync(path).size)
+    expect((await new JsonlStore({ dir }).read('s')).events.filter((e) => e.type === 'turn/end')).toHaveLength(3)
+  })
+
+  it("fsync 'interval' sessions, resumed after a torn tail, load as before (the witness never covers an uncommitted byte)", async () => {
+    const model = scriptedAdapter({ script: [{ text: ['a', 'b'] }, { text: ['c'] }, { text: ['d'] }], models: { m1: { contextWindow: 1000 } } })
+    const harness = createHarness({ store: new JsonlStore({ dir, fsync: 'interval', flushIntervalMs: 5 }), adapters: [model] })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', sessionId: 's' })
+    agent.followup('one')
+    await agent.whenIdle()
+    await harness.close()
+    const path = join(dir, 's.jsonl')
+    writeFileSync(path, Buffer.concat([readFileSync(path), Buffer.from('{"type":"turn/start","seq":')]), { mode: 0o600 })
+    const again = createHarness({ store: new JsonlStore({ dir, fsync: 'interval', flushIntervalMs: 5 }), adapters: [model] })
+    const resumed = await again.resumeAgent('s', { provider: 'scripted', model: 'm1' })
+    resumed.followup('two')
+    await resumed.whenIdle()
+    await again.close()
+    const loaded = await new JsonlStore({ dir }).read('s')
+    expect(loaded.tailRepair).toBeUndefined()
+    expect(loaded.events.filter((e) => e.type === 'turn/end')).toHaveLength(2)
+  })
+
+  it('without an index there is no witness: the edited log loads (as the size check, it needs the index)', async () => {
+    const path = await recordedSession()
+    editMessageText(path)
+    rmSync(join(dir, '.index'), { recursive: true, force: true })
+    expect((await new JsonlStore({ dir }).read('s')).events.length).toBeGreaterThan(0)
+  })
+})

@@ -185,6 +185,8 @@ describe('JSONL session files', () => {
     const event = JSON.parse(text[at] as string) as { type: string }
     text[at] = JSON.stringify({ ...event, type: 'future/thing' })
     writeFileSync(path, text.join('\n'), { mode: 0o600 })
+    // Hand-made logs: without the index there is no content witness to refuse the edits themselves.
+    rmSync(join(dir, '.index'), { recursive: true, force: true })
     const error = await failure(new JsonlStore({ dir }).read('s'))
     expect(error.code).toBe('SESSION_CORRUPT')
     expect(error.message).toContain(`${path}:${at + 1}: session log is corrupt at seq`)
