@@ -120,8 +120,10 @@ describe('file tools against a symlink swapped in a tight loop', () => {
     expect(seen.get('read:ok') ?? 0).toBeGreaterThan(0)
     expect(seen.get('read:PATH_OUTSIDE_ROOT') ?? 0).toBeGreaterThan(0)
     expect(seen.get('write:PATH_OUTSIDE_ROOT') ?? 0).toBeGreaterThan(0)
-    // Every call ended in a result the model can read: success or a clear error code, never a crash.
-    for (const key of seen.keys()) expect(key).toMatch(/:(ok|PATH_OUTSIDE_ROOT|FILE_NOT_FOUND|NOT_A_DIRECTORY|IS_A_DIRECTORY)$/)
+    // Every call ended in a result the model can read: success or a clear error code, never a crash. A
+    // directory swapped for the link between its lookup and its no-follow open answers ELOOP, which the tools
+    // report as SYMLINK_LOOP (seen rarely, under load): a refusal like the others.
+    for (const key of seen.keys()) expect(key).toMatch(/:(ok|PATH_OUTSIDE_ROOT|FILE_NOT_FOUND|NOT_A_DIRECTORY|IS_A_DIRECTORY|SYMLINK_LOOP)$/)
   }, 120_000)
 })
 
