@@ -187,7 +187,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
       const error = child.lines.find((l) => l.startsWith('ERROR'))
       if (error !== undefined) throw new Error(`kill ${kill}: the child failed before the kill: ${error}`)
       const checkStart = Date.now()
-      await checkAfterKill(kill, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds)
+      await checkAfterKill({ kill, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds })
       report.checkingMs += Date.now() - checkStart
       report.kills = kill
       if (kill % 25 === 0) options.log?.(`${kill} kills, ${report.flushReports} flushes checked, ${report.toolExecutions} tool runs, ${report.repairedTurns} repaired turns`)
@@ -215,17 +215,21 @@ async function progressed(child: Child, flushes: number): Promise<void> {
   }
 }
 
-async function checkAfterKill(
-  kill: number,
-  crashStore: CrashStore,
-  sideFile: string,
-  child: Child,
-  executed: Map<string, string>,
-  checked: Map<string, string>,
-  report: CrashReport,
-  sessions: number,
-  subagentIds: Set<string>,
-): Promise<void> {
+/** What the checks after one kill look at: the run so far and the child that was killed. */
+interface KillCheck {
+  readonly kill: number
+  readonly crashStore: CrashStore
+  readonly sideFile: string
+  readonly child: Child
+  readonly executed: Map<string, string>
+  readonly checked: Map<string, string>
+  readonly report: CrashReport
+  readonly sessions: number
+  readonly subagentIds: Set<string>
+}
+
+async function checkAfterKill(check: KillCheck): Promise<void> {
+  const { kill, crashStore, child, report } = check
   const fail = (id: string, why: string): never => {
     throw new Error(`kill ${kill}, session ${id}: ${why}`)
   }
@@ -241,26 +245,19 @@ async function checkAfterKill(
   }
   const store = crashStore.open()
   try {
-    await checkStore(kill, store, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds, flushed, fail)
+    await checkStore(check, store, flushed, fail)
   } finally {
     await store.close()
   }
 }
 
 async function checkStore(
-  kill: number,
+  check: KillCheck,
   store: SessionStore,
-  crashStore: CrashStore,
-  sideFile: string,
-  child: Child,
-  executed: Map<string, string>,
-  checked: Map<string, string>,
-  report: CrashReport,
-  sessions: number,
-  subagentIds: Set<string>,
   flushed: Map<string, { seq: number; type: string }[]>,
   fail: (id: string, why: string) => never,
 ): Promise<void> {
+  const { kill, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds } = check
   const logs = new Map<string, readonly SessionEvent[]>()
   const allLogs = new Map<string, readonly SessionEvent[]>()
   // The child's sessions, then their sub-agents' sessions (same store, linked by header).
