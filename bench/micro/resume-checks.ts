@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createHarness, scriptedAdapter, type ScriptStep } from '../../src/index.js'
 import { faithfulnessProblems } from '../../src/session/verify.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { reconstructionProblems } from '../../src/views/request-reconstruction.js'
 
 const { values } = parseArgs({

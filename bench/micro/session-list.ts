@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { listSessionsPage } from '../../src/cli/commands/sessions.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 
 const { values } = parseArgs({
   options: { sizes: { type: 'string', default: '100,10000,100000' }, runs: { type: 'string', default: '7' }, fixtures: { type: 'string', default: join(tmpdir(), 'll-session-list-bench') } },

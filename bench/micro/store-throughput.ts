@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createHarness, defineTool, MemoryStore, scriptChunks, Session, type GenerateOptions, type LlmAdapter, type SessionEvent, type SessionStore, type StreamChunk } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { encodeRecordLines } from '../../src/store/session-file.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
 

@@ -2,13 +2,13 @@
 // (run, chat, serve, worker) installs, in which order, with which settings. Before issue 23 each entry point
 // composed its own agent and they drifted apart (a session that compacted under `run` overflowed under
 // `worker`); now there is one recipe, and an entry point only says how permission questions are answered.
-import type { LedgerHooks } from '../agent/hook-types.js'
-import { createHarness, type Harness, type HarnessOptions } from '../agent/harness.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
+import { createHarness, type Harness, type HarnessOptions } from '../harness/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import type { LlmAdapter } from '../llm/types.js'
-import { compactionPlugin } from '../plugins/compaction.js'
+import { compactionPlugin } from '../plugins/compaction/compaction.js'
 import { permissionPlugin, type AttributedAnswer, type PermissionAnswer, type PermissionQuestion, type PermissionRules } from '../plugins/permission.js'
 import { retryPlugin } from '../plugins/retry.js'
 import { turnBudgetPlugin } from '../plugins/turn-budget.js'

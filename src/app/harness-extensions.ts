@@ -1,4 +1,4 @@
-import type { LedgerHooks } from '../agent/hook-types.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import type { ToolDefinition } from '../tools/types.js'

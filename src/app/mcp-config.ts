@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import { z } from 'zod'
 import { HarnessError } from '../errors/harness-error.js'
-import { mcpTools, type McpServerConfig, type ToolSet } from '../plugins/mcp.js'
+import { mcpTools, type McpServerConfig, type ToolSet } from '../plugins/mcp/mcp.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { UsageError } from './usage-error.js'
 

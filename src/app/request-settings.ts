@@ -1,7 +1,7 @@
 // Owns the request settings a configuration applies to every model request (reasoning effort, output cap). It
 // was a hook the CLI harness registered after creating the harness, which the server and the worker never got;
 // as a plugin it travels with the composition (compose.ts) to every entry point.
-import type { LedgerHooks } from '../agent/hook-types.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import type { EffectiveConfig } from './config.js'

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
 import { describeHolder, holderIsDead, parseHolder, type LockHolder } from '../store/file-lock.js'
-import { JsonlStore } from '../store/jsonl-store.js'
+import { JsonlStore } from '../store/jsonl/jsonl-store.js'
 import type { SessionStore } from '../store/types.js'
 import { UsageError } from './usage-error.js'
 
@@ -53,9 +53,9 @@ export async function openStore(spec: StoreSpec): Promise<SessionStore> {
     case 'jsonl':
       return new JsonlStore({ dir: spec.dir })
     case 'sqlite': {
-      let module: typeof import('../store/sqlite-store.js')
+      let module: typeof import('../store/sqlite/sqlite-store.js')
       try {
-        module = await import('../store/sqlite-store.js')
+        module = await import('../store/sqlite/sqlite-store.js')
       } catch (error) {
         throw new UsageError(`--store sqlite: needs the optional package better-sqlite3 (npm install better-sqlite3@12.11.1): ${(error as Error).message}`)
       }

@@ -1,9 +1,9 @@
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
-import type { LedgerHooks } from '../agent/hook-types.js'
-import { sessionSpansPlugin } from '../plugins/telemetry.js'
-import { OtlpTraceBatch, otlpTracesUrl, parseOtlpHeaders, postOtlpTraces } from '../plugins/telemetry-otlp.js'
-import { SessionSpanBuilder } from '../plugins/telemetry-spans.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
+import { sessionSpansPlugin } from '../plugins/telemetry/telemetry.js'
+import { OtlpTraceBatch, otlpTracesUrl, parseOtlpHeaders, postOtlpTraces } from '../plugins/telemetry/otlp.js'
+import { SessionSpanBuilder } from '../plugins/telemetry/spans.js'
 import { UsageError } from './usage-error.js'
 
 /**

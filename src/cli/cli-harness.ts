@@ -1,4 +1,4 @@
-import type { Harness } from '../agent/harness.js'
+import type { Harness } from '../harness/harness.js'
 import { DEEPSEEK_MODELS } from '../llm/adapters/deepseek.js'
 import type { ModelPricing } from '../llm/types.js'
 import type { SessionStore } from '../store/types.js'

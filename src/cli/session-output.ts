@@ -1,4 +1,4 @@
-import type { Harness } from '../agent/harness.js'
+import type { Harness } from '../harness/harness.js'
 import type { SessionEvent } from '../session/events.js'
 import { retryCause, TranscriptRenderer } from './render.js'
 import type { Style } from './style.js'

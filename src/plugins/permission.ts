@@ -2,7 +2,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import type { JsonValue } from '../json/lossless.js'
-import type { LedgerHooks, ToolCall } from '../agent/hook-types.js'
+import type { LedgerHooks, ToolCall } from '../loop/hook-types.js'
 
 /** A permission decision for a tool call. */
 export type PermissionDecision = 'allow' | 'ask' | 'deny'

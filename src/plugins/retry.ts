@@ -2,7 +2,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import { DEFAULT_RETRY_POLICY } from '../llm/registry.js'
-import type { LedgerHooks } from '../agent/hook-types.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
 
 /** Options of {@link retryPlugin}. Unset fields come from the adapter's retry policy. */
 export interface RetryPluginOptions {

@@ -2,7 +2,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import { dataOf } from '../session/events.js'
-import type { LedgerHooks } from '../agent/hook-types.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
 
 /** Options of {@link turnBudgetPlugin}. */
 export interface TurnBudgetOptions {

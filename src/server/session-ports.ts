@@ -1,4 +1,4 @@
-import type { CompactionOutcome } from '../plugins/compaction-replace.js'
+import type { CompactionOutcome } from '../plugins/compaction/replace.js'
 import type { JsonValue } from '../json/lossless.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'

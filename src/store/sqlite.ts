@@ -3,5 +3,5 @@
  * load `better-sqlite3` (an optional peer dependency: install it beside ledgerloop).
  * @packageDocumentation
  */
-export { SqliteStore } from './sqlite-store.js'
-export type { SqliteStoreOptions } from './sqlite-store.js'
+export { SqliteStore } from './sqlite/sqlite-store.js'
+export type { SqliteStoreOptions } from './sqlite/sqlite-store.js'

@@ -1,4 +1,4 @@
-import { createHarness, type HarnessOptions } from '../agent/harness.js'
+import { createHarness, type HarnessOptions } from '../harness/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import { SessionTask, type WorkerEvent } from './session-task.js'

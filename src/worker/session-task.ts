@@ -1,5 +1,5 @@
-import type { Agent } from '../agent/agent.js'
-import type { Harness } from '../agent/harness.js'
+import type { Agent } from '../loop/agent.js'
+import type { Harness } from '../harness/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import type { InboxRow } from '../store/postgres/inbox-input.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { LedgerHooks } from '../agent/hook-types.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import { permissionPlugin, type PermissionAnswer, type PermissionQuestion, type PermissionRules } from '../plugins/permission.js'

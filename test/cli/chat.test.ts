@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { beforeAll, expect, it } from 'vitest'
 import type { Message, ToolResultBlock } from '../../src/llm/types.js'
 import { foldSession } from '../../src/session/fold.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { loggedRequests } from '../../src/views/request-reconstruction.js'
 import { cliEnv, ensureBuilt, runCli, sessionFiles, tempHome } from './cli-process.js'
 

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, expect, it } from 'vitest'
 import type { SessionEvent } from '../../src/session/events.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { CLI, cliEnv, ensureBuilt, finished, runCli, sessionFiles, startCli, tempHome, waitForOutput } from './cli-process.js'
 
 beforeAll(() => ensureBuilt(), 120_000)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createHarness, type HarnessOptions } from '../../src/agent/harness.js'
+import { createHarness, type HarnessOptions } from '../../src/harness/harness.js'
 import { scriptedAdapter } from '../../src/llm/adapters/scripted.js'
 import { retryPlugin } from '../../src/plugins/retry.js'
 import { turnBudgetPlugin } from '../../src/plugins/turn-budget.js'

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import type { SessionEvent } from '../../src/session/events.js'
 import { cliEnv, ensureBuilt, REPO, runCli, sessionFiles, tempHome } from './cli-process.js'
 

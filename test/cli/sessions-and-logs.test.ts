@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../src/session/events.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { cliEnv, ensureBuilt, finished, REPO, runCli, sessionFiles, startCli, tempHome, waitForOutput } from './cli-process.js'
 
 beforeAll(() => ensureBuilt(), 120_000)

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, expect, it } from 'vitest'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import type { SessionEvent } from '../../src/session/events.js'
 import { cliEnv, ensureBuilt, finished, sessionFiles, startCli, tempHome, waitForOutput } from './cli-process.js'
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import type { Message } from '../../src/llm/types.js'
 import { foldSession } from '../../src/session/fold.js'
 import { cliEnv, ensureBuilt, runCli, sessionFiles, tempHome } from '../cli/cli-process.js'

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createHarness, scriptedAdapter, type SessionStore } from '../../src/index.js'
 import { CompactRun, type EventLog } from '../../src/session/event-log.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { MemoryStore } from '../../src/store/memory-store.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
 

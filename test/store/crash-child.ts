@@ -15,7 +15,7 @@ import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { z } from 'zod'
 import { createHarness, defineTool, scriptedAdapter, subagentTool, type ScriptStep, type SessionStore, type SessionWriter } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
 

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3'
 import { bundleSqliteChild, prng } from '../support/child-process-kit.js'
 import { z } from 'zod'
 import { closerEvents, createHarness, defineTool, scriptedAdapter, verifySessionLog, type SessionEvent, type SessionStore } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
 
 /** Options of {@link runCrashTest}. */

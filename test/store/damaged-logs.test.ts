@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createHarness, scriptedAdapter } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
-import { SessionIndex } from '../../src/store/session-index.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
+import { SessionIndex } from '../../src/store/jsonl/session-index.js'
 import type { SessionSummary } from '../../src/store/types.js'
 
 let root: string

@@ -3,7 +3,7 @@
  * `index-writer-child <dir> <prefix> <count>` runs one turn in each of `count` sessions, then prints `DONE`.
  */
 import { createHarness, scriptedAdapter } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 
 const [dir, prefix, countText] = process.argv.slice(2) as [string, string, string]
 const store = new JsonlStore({ dir })

@@ -5,7 +5,7 @@
 import { createInterface } from 'node:readline'
 import { z } from 'zod'
 import { createHarness, defineTool, scriptedAdapter, type ScriptStep } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
 import { prng } from '../support/child-process-kit.js'
 

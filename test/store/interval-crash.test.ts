@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, expect, it } from 'vitest'
 import { closerEvents, createHarness, scriptedAdapter, verifySessionLog } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { bundleTestChild, prng } from '../support/child-process-kit.js'
 
 const here = dirname(fileURLToPath(import.meta.url))

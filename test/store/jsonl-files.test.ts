@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { closerEvents, createHarness, scriptedAdapter, Session, verifySessionLog, type SessionEvent } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { defaultSessionsDir } from '../../src/store/stored-log.js'
 
 let root: string

@@ -5,9 +5,9 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, expect, it } from 'vitest'
 import { createHarness, scriptedAdapter } from '../../src/index.js'
-import { JsonlStore } from '../../src/store/jsonl-store.js'
+import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { summarizeSessionFile } from '../../src/store/session-digest.js'
-import { SessionIndex } from '../../src/store/session-index.js'
+import { SessionIndex } from '../../src/store/jsonl/session-index.js'
 import { bundleTestChild } from '../support/child-process-kit.js'
 
 const here = dirname(fileURLToPath(import.meta.url))

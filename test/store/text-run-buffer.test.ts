@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { chunkEvent } from '../../src/session/event-log.js'
 import type { SessionEvent } from '../../src/session/events.js'
 import { encodeRecordLines } from '../../src/store/session-file.js'
-import { TextRunBuffer } from '../../src/store/text-run-buffer.js'
+import { TextRunBuffer } from '../../src/store/jsonl/text-run-buffer.js'
 
 type Op = { kind: 'text'; turn: number; step: number; type: 'text-delta' | 'reasoning-delta'; index: number; text: string; dt: number } | { kind: 'event' } | { kind: 'flush' }
 

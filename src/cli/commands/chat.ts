@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { createInterface, type Interface } from 'node:readline'
-import type { Agent } from '../../agent/agent.js'
+import type { Agent } from '../../loop/agent.js'
 import { EXIT } from '../cli-error.js'
 import { loadHistory, saveHistory } from '../chat-history.js'
 import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'

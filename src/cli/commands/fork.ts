@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { createHarness } from '../../agent/harness.js'
+import { createHarness } from '../../harness/harness.js'
 import { EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
 import { refuseLiveSession } from '../../app/store-spec.js'

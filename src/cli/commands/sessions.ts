@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { JsonlStore } from '../../store/jsonl-store.js'
+import { JsonlStore } from '../../store/jsonl/jsonl-store.js'
 import { pageOf } from '../../store/session-list.js'
 import type { SessionListOptions, SessionStore, SessionSummary } from '../../store/types.js'
 import { formatCost, type PricingCatalogue } from '../../views/cost.js'

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
-import { buildSessionSpans } from '../../plugins/telemetry-spans.js'
-import { OtlpTraceBatch, parseOtlpHeaders, postOtlpTraces } from '../../plugins/telemetry-otlp.js'
+import { buildSessionSpans } from '../../plugins/telemetry/spans.js'
+import { OtlpTraceBatch, parseOtlpHeaders, postOtlpTraces } from '../../plugins/telemetry/otlp.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
 import { otlpEndpoint } from '../../app/telemetry-setup.js'

@@ -9,7 +9,7 @@ import { LogGrammar } from '../session/log-grammar.js'
 import type { Session } from '../session/session.js'
 import { foldMessages } from '../session/surface.js'
 import { foldRequestHeader } from '../session/request-header.js'
-import type { LedgerHooks } from './hook-types.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
 
 /** Options of {@link invariantPlugin}. */
 export interface InvariantOptions {

@@ -1,8 +1,8 @@
-import type { JsonValue } from '../json/lossless.js'
-import type { ContentBlock, LlmCallConfig, LlmFailure, Message, StreamChunk, TokenUsage } from '../llm/types.js'
-import type { CoreEventData, SessionEvent, TurnEndReason } from '../session/events.js'
-import { dataOf } from '../session/events.js'
-import { foldMessages } from '../session/surface.js'
+import type { JsonValue } from '../../json/lossless.js'
+import type { ContentBlock, LlmCallConfig, LlmFailure, Message, StreamChunk, TokenUsage } from '../../llm/types.js'
+import type { CoreEventData, SessionEvent, TurnEndReason } from '../../session/events.js'
+import { dataOf } from '../../session/events.js'
+import { foldMessages } from '../../session/surface.js'
 
 /** An attribute value as OpenTelemetry accepts it. */
 export type SpanAttributeValue = string | number | boolean | readonly string[]

@@ -1,9 +1,9 @@
-import type { Agent } from '../agent/agent.js'
-import { HarnessError } from '../errors/harness-error.js'
-import { BlockAssembler } from '../llm/block-assembler.js'
-import { LlmError } from '../llm/llm-error.js'
-import { createUserMessage } from '../llm/messages.js'
-import type { GenerateOptions, LlmCallConfig, Message, TokenUsage } from '../llm/types.js'
+import type { Agent } from '../../loop/agent.js'
+import { HarnessError } from '../../errors/harness-error.js'
+import { BlockAssembler } from '../../llm/block-assembler.js'
+import { LlmError } from '../../llm/llm-error.js'
+import { createUserMessage } from '../../llm/messages.js'
+import type { GenerateOptions, LlmCallConfig, Message, TokenUsage } from '../../llm/types.js'
 
 /** What a custom `summarize` function receives besides the messages. */
 export interface SummarizeContext {

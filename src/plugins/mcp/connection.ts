@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { HarnessError } from '../errors/harness-error.js'
+import { HarnessError } from '../../errors/harness-error.js'
 
 /** A server ledgerloop spawns and talks to over stdin/stdout. */
 export interface McpStdioServer {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto'
-import { HarnessError } from '../errors/harness-error.js'
-import type { JsonValue } from '../json/lossless.js'
-import { defineTool, type DefinedTool } from '../tools/define-tool.js'
-import type { JsonSchema, ToolDefinition } from '../tools/types.js'
-import { McpServerConnection, type McpConnectionTiming, type McpListedTool, type McpServerConfig } from './mcp-connection.js'
-import { mcpResultToOutput } from './mcp-content.js'
+import { HarnessError } from '../../errors/harness-error.js'
+import type { JsonValue } from '../../json/lossless.js'
+import { defineTool, type DefinedTool } from '../../tools/define-tool.js'
+import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
+import { McpServerConnection, type McpConnectionTiming, type McpListedTool, type McpServerConfig } from './connection.js'
+import { mcpResultToOutput } from './content.js'
 
-export type { McpHttpServer, McpServerConfig, McpStdioServer } from './mcp-connection.js'
+export type { McpHttpServer, McpServerConfig, McpStdioServer } from './connection.js'
 
 /** Options of {@link mcpTools}. */
 export interface McpToolsOptions {

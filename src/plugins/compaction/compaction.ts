@@ -1,12 +1,12 @@
-import type { Agent } from '../agent/agent.js'
-import type { LedgerHooks } from '../agent/hook-types.js'
-import { HarnessError } from '../errors/harness-error.js'
-import type { Plugin } from '../hooks/hook-bus.js'
-import type { HookRegistrar } from '../hooks/types.js'
-import type { Message } from '../llm/types.js'
-import { measurePressure } from './compaction-plan.js'
-import { compactHistory, type CompactionOutcome, type CompactionRun } from './compaction-replace.js'
-import { DEFAULT_SUMMARY_INSTRUCTION, type Summarize, type SummaryRoute } from './compaction-summary.js'
+import type { Agent } from '../../loop/agent.js'
+import type { LedgerHooks } from '../../loop/hook-types.js'
+import { HarnessError } from '../../errors/harness-error.js'
+import type { Plugin } from '../../hooks/hook-bus.js'
+import type { HookRegistrar } from '../../hooks/types.js'
+import type { Message } from '../../llm/types.js'
+import { measurePressure } from './plan.js'
+import { compactHistory, type CompactionOutcome, type CompactionRun } from './replace.js'
+import { DEFAULT_SUMMARY_INSTRUCTION, type Summarize, type SummaryRoute } from './summary.js'
 
 /** Options of {@link compactionPlugin}. */
 export interface CompactionOptions {

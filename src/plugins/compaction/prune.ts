@@ -1,7 +1,7 @@
-import type { ContentBlock, Message, ToolResultBlock } from '../llm/types.js'
-import type { SessionEvent } from '../session/events.js'
-import type { Session } from '../session/session.js'
-import { estimateMessageTokens } from './compaction-plan.js'
+import type { ContentBlock, Message, ToolResultBlock } from '../../llm/types.js'
+import type { SessionEvent } from '../../session/events.js'
+import type { Session } from '../../session/session.js'
+import { estimateMessageTokens } from './plan.js'
 
 /** Data of the `compaction/prune` event, logged right before the `tool/result` rewrites it announces. */
 export interface CompactionPruneData {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { PromptRegistry, PromptRenderCache } from '../../src/agent/prompt.js'
+import { PromptRegistry, PromptRenderCache } from '../../src/loop/prompt.js'
 
 const ctx = { agent: { id: 'a' }, signal: new AbortController().signal }
 const builtins = { cwd: '/w', provider: 'p', model: 'm' }

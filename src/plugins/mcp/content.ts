@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
-import type { ContentBlock } from '../llm/types.js'
-import type { ToolOutput } from '../tools/types.js'
-import type { McpCallResult } from './mcp-connection.js'
+import type { ContentBlock } from '../../llm/types.js'
+import type { ToolOutput } from '../../tools/types.js'
+import type { McpCallResult } from './connection.js'
 
 /**
  * Maps an MCP `tools/call` result to what the model reads: text stays text, images become image blocks (a

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { HarnessError } from '../errors/harness-error.js'
-import type { SpanAttributes, SpanAttributeValue, SpanEnd, SpanSink, SpanStart } from './telemetry-spans.js'
+import { HarnessError } from '../../errors/harness-error.js'
+import type { SpanAttributes, SpanAttributeValue, SpanEnd, SpanSink, SpanStart } from './spans.js'
 
 /** An open span of an {@link OtlpTraceBatch}. */
 export interface OtlpOpenSpan {

@@ -1,7 +1,7 @@
-import type { ContentBlock, Message, TokenUsage } from '../llm/types.js'
-import type { SessionEvent } from '../session/events.js'
-import type { Session } from '../session/session.js'
-import { projectSurfaceEvent } from '../session/surface.js'
+import type { ContentBlock, Message, TokenUsage } from '../../llm/types.js'
+import type { SessionEvent } from '../../session/events.js'
+import type { Session } from '../../session/session.js'
+import { projectSurfaceEvent } from '../../session/surface.js'
 
 // A block or message costs its characters / 4 plus a small framing overhead (the usual heuristic for BPE
 // tokenisers on English and code; it only has to be good enough to decide when to compact).

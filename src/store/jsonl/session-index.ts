@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import type { ContentWitness } from './content-witness.js'
-import { FileLock } from './file-lock.js'
-import { ensurePrivateDir } from './file-permissions.js'
-import { matchesSearch, newestFirst, sessionList } from './session-list.js'
-import type { SessionList, SessionListOptions, SessionSummary } from './types.js'
+import type { ContentWitness } from '../content-witness.js'
+import { FileLock } from '../file-lock.js'
+import { ensurePrivateDir } from '../file-permissions.js'
+import { matchesSearch, newestFirst, sessionList } from '../session-list.js'
+import type { SessionList, SessionListOptions, SessionSummary } from '../types.js'
 
 /** The index's folder inside the sessions folder (a dot folder: never mistaken for a session). */
 export const INDEX_DIR = '.index'

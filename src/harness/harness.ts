@@ -11,10 +11,10 @@ import type { ToolDefinition } from '../tools/types.js'
 import { ToolRegistry } from '../tools/tool-registry.js'
 import { MemoryStore } from '../store/memory-store.js'
 import type { SessionStore, SessionWriter } from '../store/types.js'
-import { Agent, type AgentOptions } from './agent.js'
-import type { LedgerHooks } from './hook-types.js'
-import { findChildProfile, linkAgentToHarness, isToolOfferedTo, type ChildAgentSpec } from './delegation.js'
-import { PromptRegistry } from './prompt.js'
+import { Agent, type AgentOptions } from '../loop/agent.js'
+import type { LedgerHooks } from '../loop/hook-types.js'
+import { findChildProfile, linkAgentToHarness, isToolOfferedTo, type ChildAgentSpec } from '../loop/delegation.js'
+import { PromptRegistry } from '../loop/prompt.js'
 
 /** Options of {@link createHarness}. */
 export interface HarnessOptions {

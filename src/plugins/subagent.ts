@@ -6,8 +6,8 @@ import type { AssistantMessage, TokenUsage } from '../llm/types.js'
 import { dataOf, type SessionEvent, type TurnEndReason } from '../session/events.js'
 import { defineTool, type DefinedTool } from '../tools/define-tool.js'
 import type { ToolContext, ToolDefinition, ToolOutput } from '../tools/types.js'
-import { Agent } from './agent.js'
-import { childAgentStarter, delegationDepth, gateToolByAgent, withChildProfiles, type ChildProfileSetup } from './delegation.js'
+import { Agent } from '../loop/agent.js'
+import { childAgentStarter, delegationDepth, gateToolByAgent, withChildProfiles, type ChildProfileSetup } from '../loop/delegation.js'
 
 /** One sub-agent profile of {@link subagentTool}: how a child started under this name differs from its parent. */
 export interface SubagentProfile {

@@ -1,12 +1,12 @@
 import { createRequire } from 'node:module'
 import type { Context, Span, Tracer, TracerProvider } from '@opentelemetry/api'
-import type { LedgerHooks } from '../agent/hook-types.js'
-import { HarnessError } from '../errors/harness-error.js'
-import type { Plugin } from '../hooks/hook-bus.js'
-import type { HookRegistrar } from '../hooks/types.js'
-import type { Message } from '../llm/types.js'
-import type { SessionEvent } from '../session/events.js'
-import { SessionSpanBuilder, buildSessionSpans, type SpanSink } from './telemetry-spans.js'
+import type { LedgerHooks } from '../../loop/hook-types.js'
+import { HarnessError } from '../../errors/harness-error.js'
+import type { Plugin } from '../../hooks/hook-bus.js'
+import type { HookRegistrar } from '../../hooks/types.js'
+import type { Message } from '../../llm/types.js'
+import type { SessionEvent } from '../../session/events.js'
+import { SessionSpanBuilder, buildSessionSpans, type SpanSink } from './spans.js'
 
 /** Options of {@link telemetryPlugin}. */
 export interface TelemetryPluginOptions {
