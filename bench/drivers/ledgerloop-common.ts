@@ -1,5 +1,5 @@
-// Shared wiring for the ledgerloop drivers, written against the public API in
-// shared/API.md and imported from the main package's build (../../dist).
+// Shared wiring for the ledgerloop drivers, written against the public API
+// (src/index.ts; test/meta/public-api.json lists it) and imported from the main package's build (../../dist).
 // Until the lead lands the loop, ../dist/index.js lacks createHarness and the
 // runner marks these rows "not built yet" without starting them.
 import { createHarness, defineTool, JsonlStore, MemoryStore, scriptedAdapter } from '../../dist/index.js'

@@ -2,7 +2,7 @@
 // 'STORE:EVENTS' (the per-step scaling rows): prepare() pre-fills a fresh session by running the same
 // workload until the log holds at least EVENTS events (untimed), after a JIT warm-up on a separate session;
 // then the timed turn runs N more steps on that long session. A step must cost the same at 100k events as
-// at 1k (DESIGN.md, "Performance design").
+// at 1k (deriveMessages() folds only what is new: README.md, "How fast").
 // 'STORE:EVENTS:resident' (the memory row): no separate warm-up session. The driver builds the one long
 // session through the loop while it is created (100-step turns, the way a long session grows; this is the
 // process's warm-up), the child then forces a GC as it does after every row's warm-up, and the measured turn

@@ -19,7 +19,7 @@ export interface OutsideStops {
 
 /**
  * Turns the two ways a process is stopped from outside into a cancel of the running turn, so the turn still
- * gets its `turn/end`, the log is flushed and the lock released (principle 2): SIGTERM (a process manager, `kill`)
+ * gets its `turn/end`, the log is flushed and the lock released (seed §3): SIGTERM (a process manager, `kill`)
  * and a closed stdout (`ledgerloop run … | head -1`, which would otherwise crash with EPIPE mid-turn). Both are
  * logged as `aborted` by a named cause, so `inspect` tells them from a Ctrl-C.
  */

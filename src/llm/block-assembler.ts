@@ -12,8 +12,8 @@ interface PartialBlock {
 }
 
 /**
- * Folds a stream of chunks into content blocks (reference §6.2). Tolerant by design: deltas without a
- * `block-start` open the block implicitly; the first `block-end` for an index wins and replaces what the
+ * Folds a stream of chunks into content blocks (docs/adapters.md, "The chunk grammar"). Tolerant by design:
+ * deltas without a `block-start` open the block implicitly; the first `block-end` for an index wins and replaces what the
  * deltas accumulated; anything for a closed index is ignored. On a `max-tokens` finish every tool call is
  * dropped, because a truncated call is unsafe to run.
  */

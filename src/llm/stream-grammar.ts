@@ -1,10 +1,10 @@
 import type { BlockType, StreamChunk } from './types.js'
 
 /**
- * Checks a chunk stream against the adapter grammar one chunk at a time (reference §6.2): indices are
- * non-negative safe integers; `block-start` never repeats; a delta addresses an open block of its type;
- * `block-end` closes an open block of the same type; at most one `usage`; exactly one `finish`, last; a
- * non-failure finish leaves no block open. `check` returns a problem description or `undefined`.
+ * Checks a chunk stream against the adapter grammar one chunk at a time (docs/adapters.md, "The chunk
+ * grammar"): indices are non-negative safe integers; `block-start` never repeats; a delta addresses an open
+ * block of its type; `block-end` closes an open block of the same type; at most one `usage`; exactly one
+ * `finish`, last; a non-failure finish leaves no block open. `check` returns a problem description or `undefined`.
  */
 export class StreamGrammar {
   readonly #open = new Map<number, BlockType>()

@@ -21,9 +21,10 @@ export interface InvariantOptions {
 }
 
 /**
- * The invariant companions (reference §8): on every append, the log grammar (a violation vetoes the append);
- * on every loop-built request, reconstruction — the request is frozen, its messages equal a fresh fold of the
- * log, and its header fields equal the latest logged header; and every stream obeys the chunk grammar.
+ * The invariant companions (seed §6, LOOP-REQUEST-INVARIANT; docs/architecture.md, "Invariant companions"): on
+ * every append, the log grammar (a violation vetoes the append); on every loop-built request, reconstruction —
+ * the request is frozen, its messages equal a fresh fold of the log, and its header fields equal the latest
+ * logged header; and every stream obeys the chunk grammar.
  * A stream must end with a `finish` chunk. Violations throw `InvariantError` (code `INVARIANT`). Tests run with it; production may leave it out.
  */
 export function invariantPlugin(options: InvariantOptions = {}): Plugin<HookRegistrar<LedgerHooks>> {

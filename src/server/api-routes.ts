@@ -35,7 +35,7 @@ const textBody = {
 } as const
 const accepted = { 202: { description: 'queued', type: 'object', properties: { accepted: { type: 'boolean' } } } } as const
 
-/** Registers every `/api/` route (the binding table in API.md plus `GET /api/sessions/:id` and the timeline). */
+/** Registers every `/api/` route (the route table of docs/serve.md, "The API"). */
 export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { input, feed, directory } = ctx
 

@@ -100,7 +100,7 @@ function packageVersion(): string {
 }
 
 /**
- * Builds the `serve` HTTP server: the JSON API of API.md ("serve HTTP API"), Server-Sent Events tails, the
+ * Builds the `serve` HTTP server: the JSON API of docs/serve.md ("The API"), Server-Sent Events tails, the
  * OpenAPI document at `/api/openapi.json`, and the web page at `/`. Every `/api/` route needs the token; a
  * request from a foreign `Origin` is refused; bodies are size-limited and validated.
  * @example

@@ -68,8 +68,8 @@ export function classifyProviderError(detail: ProviderErrorDetail): string {
 
 /**
  * Milliseconds the provider asks us to wait, from `retry-after-ms` (OpenAI-style, milliseconds) or `Retry-After`
- * (seconds or an HTTP date). No pinned dependency parses `Retry-After`, so these few lines use `Date.parse`
- * (DESIGN asks for a library when one exists; none of ours does). Non-positive or unparsable values are dropped.
+ * (seconds or an HTTP date). We would use a library for this, but no pinned dependency parses `Retry-After`,
+ * so these few lines use `Date.parse`. Non-positive or unparsable values are dropped.
  */
 export function retryAfterMs(headers: Headers, now: number = Date.now()): number | undefined {
   const positive = (ms: number): number | undefined => (Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : undefined)
@@ -89,8 +89,9 @@ export function requestIdFrom(headers: Headers): string | undefined {
 }
 
 /**
- * Replaces every occurrence of a secret with `[redacted]`. Providers echo parts of keys in auth errors, and
- * DESIGN forbids a key in any error message, so every provider-authored text passes through here.
+ * Replaces every occurrence of a secret with `[redacted]`. Providers echo parts of keys in auth errors, and a
+ * key must never appear in an error message (docs/adapters.md), so every provider-authored text passes through
+ * here.
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text
