@@ -13,7 +13,7 @@ function assemble(chunks: readonly StreamChunk[]): BlockAssembler {
 
 const failure = { message: 'boom', code: 'SERVER' }
 
-describe('BlockAssembler rules (reference §6.2)', () => {
+describe('BlockAssembler rules (docs/adapters.md, "The chunk grammar")', () => {
   it('the first block-end wins and replaces whatever the deltas accumulated', () => {
     const a = assemble([
       { type: 'block-start', index: 0, blockType: 'text' },
