@@ -7,7 +7,7 @@ type ResultData = { error?: { code: string }; message: { content: { content: { t
 const resultText = (e: SessionEvent | undefined) => (e?.data as ResultData).message.content[0]?.content[0]?.text
 const resultCode = (e: SessionEvent | undefined) => (e?.data as ResultData).error?.code
 
-describe('tool calls (reference §6.7)', () => {
+describe('tool calls (seed §5)', () => {
   it('malformed argument JSON and schema violations come back to the model as INVALID_ARGS', async () => {
     const calls: unknown[] = []
     const f = await loopFixture(
