@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 // own folder and from folders of a LOWER layer, never from its own layer's siblings nor from a higher layer.
 // This list is the one place the layer order is written down; the docs quote it.
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors', 'hooks'], //        ground floor: no imports but each other's errors
+  ['errors', 'hooks'], //        ground floor: they import nothing of the house
   ['json'],
   ['llm'], //                    the vocabulary of requests and streams, the adapters, the registry
   ['session'], //                the log, its fold, repair and verification; owns the SessionWriter port
