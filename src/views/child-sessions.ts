@@ -1,8 +1,10 @@
+// The pure half of the sub-agent views: which listed sessions are a parent's children, and how children's trees
+// hang under the tool calls that started them, with their usage and cost rolled up. Reading the children's logs
+// from a store is app/'s part (app/child-sessions.ts): views/ only looks at what it is given.
 import { addTokenUsage, emptyTokenTotals, type TokenTotals } from '../llm/token-usage.js'
 import type { TokenUsage } from '../llm/types.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
-import type { SessionStore, SessionSummary, StoredSession } from '../store/types.js'
 import { sessionCost, type PricingCatalogue } from './cost.js'
 
 /** A sub-agent session as its parent's store lists it. */
@@ -17,13 +19,26 @@ export interface ChildSessionLink {
   readonly depth?: number
 }
 
+/** What a store's listing says about a session's links (a store's `SessionSummary` is one). */
+export interface ListedLinks {
+  readonly id: string
+  /** ms since epoch of the session's creation. */
+  readonly createdAt: number
+  /** The session this one was forked from, or (with `parentCallId`) the parent of a sub-agent. */
+  readonly parentSession?: string
+  /** A sub-agent's parent tool call (absent for top-level sessions and forks). */
+  readonly parentCallId?: string
+  readonly agentProfile?: string
+  readonly delegationDepth?: number
+}
+
 /** The smallest shape of a session tree this module can attach children to (`inspect`'s tree has it). */
 export interface ToolTreeShape {
   readonly turns: readonly { readonly steps: readonly { readonly tools: readonly { readonly callId: string }[] }[] }[]
 }
 
 /**
- * What {@link attachChildTrees} adds to a tree (and to each nested child tree). Besides these, each tool node
+ * What {@link nestChildTrees} adds to a tree (and to each nested child tree). Besides these, each tool node
  * that started a child gains `subagent: {session, profile?, tree}` holding the child's tree.
  */
 export interface SubagentTreeFields {
@@ -32,8 +47,9 @@ export interface SubagentTreeFields {
   /** Direct children, in the order they were created. */
   readonly subagents: readonly ChildSessionLink[]
   /**
-   * Token usage of every descendant session (children, their children, …), summed: a separate figure, never
-   * mixed into the tree's own usage.
+   * Token usage of every descendant session (children, their children, …), summed bucket by bucket: a separate
+   * figure, never mixed into the tree's own usage. A running sum, not a shown total: `inspect --json` has
+   * always printed the provider's buckets here, and the text view turns it into the shown figure.
    */
   readonly subagentUsage: TokenTotals
   /**
@@ -44,8 +60,16 @@ export interface SubagentTreeFields {
   readonly subagentCost?: { readonly total: number; readonly currency: 'USD' | 'CNY'; readonly unpriced: number }
 }
 
+/** A child whose log was read, with its own children already nested, as {@link nestChildTrees} takes it. */
+export interface ReadChild<T extends ToolTreeShape> {
+  readonly link: ChildSessionLink
+  /** The child's own log: its usage and cost count toward the parent's roll-up. */
+  readonly events: readonly SessionEvent[]
+  readonly tree: T & SubagentTreeFields
+}
+
 /** The children of `parentId` among a store's sessions, oldest first (forks, which have no parent call, are not children). */
-export function childSessionLinks(summaries: readonly SessionSummary[], parentId: string): ChildSessionLink[] {
+export function childSessionLinks(summaries: readonly ListedLinks[], parentId: string): ChildSessionLink[] {
   return summaries
     .filter((s) => s.parentSession === parentId && s.parentCallId !== undefined)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
@@ -58,7 +82,7 @@ export function childSessionLinks(summaries: readonly SessionSummary[], parentId
 }
 
 /** Whether a store row is a sub-agent's session (hidden by `sessions --roots`). */
-export function isSubagentSession(summary: Pick<SessionSummary, 'parentSession' | 'parentCallId'>): boolean {
+export function isSubagentSession(summary: Pick<ListedLinks, 'parentSession' | 'parentCallId'>): boolean {
   return summary.parentSession !== undefined && summary.parentCallId !== undefined
 }
 
@@ -70,47 +94,25 @@ export function logUsage(events: readonly SessionEvent[]): TokenTotals {
 }
 
 /**
- * Nests each sub-agent's tree under the parent's tool call that started it (recursively), and rolls the
- * descendants' token usage up into `subagentUsage`. `build` makes a tree from a stored session (the same
- * function that built `tree`). A child whose log cannot be read is listed in `subagents` but not nested.
+ * Nests each read child's tree under the parent's tool call that started it, lists every link in `subagents`
+ * (a child whose log could not be read is listed but not nested), and rolls the children's usage and cost
+ * (their own and their descendants') up into `subagentUsage` and `subagentCost`.
  */
-export async function attachChildTrees<T extends ToolTreeShape>(
+export function nestChildTrees<T extends ToolTreeShape>(
   tree: T,
   header: SessionHeader,
-  store: Pick<SessionStore, 'list' | 'read'>,
-  build: (stored: StoredSession) => T,
+  links: readonly ChildSessionLink[],
+  children: readonly ReadChild<T>[],
   catalogue?: PricingCatalogue,
-): Promise<T & SubagentTreeFields> {
-  const summaries = await store.list()
-  return attach(tree, header, summaries, store, build, new Set([header.id]), catalogue)
-}
-
-async function attach<T extends ToolTreeShape>(
-  tree: T,
-  header: SessionHeader,
-  summaries: readonly SessionSummary[],
-  store: Pick<SessionStore, 'read'>,
-  build: (stored: StoredSession) => T,
-  seen: Set<string>,
-  catalogue: PricingCatalogue | undefined,
-): Promise<T & SubagentTreeFields> {
-  const links = childSessionLinks(summaries, header.id).filter((l) => !seen.has(l.session)) // a cycle is damage, not recursion
+): T & SubagentTreeFields {
   const nested = new Map<string, { session: string; profile?: string; tree: T & SubagentTreeFields }>()
   const usage: TokenTotals = emptyTokenTotals()
   const cost = new CostRollUp()
-  for (const link of links) {
-    seen.add(link.session)
-    let stored: StoredSession
-    try {
-      stored = await store.read(link.session)
-    } catch {
-      continue
-    }
-    const child = await attach(build(stored), stored.header, summaries, store, build, seen, catalogue)
-    addTokenUsage(usage, logUsage(stored.events))
+  for (const { link, events, tree: child } of children) {
+    addTokenUsage(usage, logUsage(events))
     addTokenUsage(usage, child.subagentUsage)
     if (catalogue !== undefined) {
-      const own = sessionCost(stored.events, catalogue)
+      const own = sessionCost(events, catalogue)
       cost.add(own.total, own.currency, own.unpriced)
       if (child.subagentCost !== undefined) cost.add(child.subagentCost.total, child.subagentCost.currency, child.subagentCost.unpriced)
     }

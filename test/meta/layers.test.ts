@@ -29,7 +29,6 @@ const KNOWN: ReadonlyMap<string, string> = new Map([
   ['views/replay-session.ts → harness', 'replay runs the loop; it moves to app/'],
   ['views/replay-session.ts → loop', 'replay runs the loop; it moves to app/'],
   ['views/replay-session.ts → store', 'replay runs the loop; it moves to app/'],
-  ['views/child-sessions.ts → store', 'reads a store; the store-reading half moves out of views/'],
 ])
 
 const src = fileURLToPath(new URL('../../src', import.meta.url))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createHarness, MemoryStore, scriptedAdapter, subagentTool, type GenerateOptions, type ModelPricing, type ScriptStep } from '../../src/index.js'
-import { attachChildTrees } from '../../src/views/child-sessions.js'
+import { attachChildTrees } from '../../src/app/child-sessions.js'
 import { sessionCost } from '../../src/views/cost.js'
 import { buildSessionTree } from '../../src/views/session-tree.js'
 
