@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { replaySession } from '../../src/views/replay-session.js'
+import { replaySession } from '../../src/app/replay-session.js'
 import { setup, summarizedCount, toolLoopModel } from './compaction-fixture.js'
 
 const facts = (contextWindow: number) => () => () => ({ contextWindow, defaultMaxTokens: 100 })

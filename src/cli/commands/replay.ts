@@ -4,7 +4,7 @@ import type { EffectiveConfig } from '../../app/config.js'
 import { openForReading } from '../read-only-store.js'
 import { addStoreOption } from './agent-options.js'
 import { providerAdapter } from '../../app/providers.js'
-import { replaySession, type ModelFacts } from '../../views/replay-session.js'
+import { replaySession, type ModelFacts } from '../../app/replay-session.js'
 import { styleFor } from '../style.js'
 
 /** Model facts of the routes the config knows (adapters are built without keys: none is ever called). */

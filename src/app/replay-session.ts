@@ -1,14 +1,24 @@
+// Owns `ledgerloop replay`: runs a fresh loop over a recorded session's model outputs and compares every request
+// it builds with the recorded one. It runs the loop, so it lives in app/ (views/ holds only its pure half,
+// views/replay-recording.ts, and the compaction re-enactment, views/replay-compaction.ts).
+//
+// Why this harness does not come from compose.ts: a replay reproduces the RECORDED session's composition, not
+// the one today's config would build. Everything compose installs that shapes a request is already in the log
+// and is re-enacted from there: the system prompt (persona and project instructions) and the tool schemas come
+// from the logged request header, the request settings (reasoning effort, output cap, …) from the header's
+// config through `agent/request`, and each compaction from its logged replace. Installing the live plugins
+// instead would decide afresh (compact, retry and stop on budgets by today's config) and start MCP servers and
+// span export, and the replay would test the config, not the recording. Nothing runs either: no tool executes
+// (the recorded results are swapped in) and no model is called (the recorded chunks are streamed).
 import { createHarness } from '../harness/harness.js'
 import type { Agent } from '../loop/agent.js'
 import type { JsonValue } from '../json/lossless.js'
-import type { GenerateOptions, LlmAdapter, ModelInfo, StreamChunk, ToolResultBlock, ToolSchema, UserMessage } from '../llm/types.js'
-import type { CancelCause, RequestHeader, SessionEvent, TurnEndReason } from '../session/events.js'
-import { foldSession } from '../session/fold.js'
+import type { GenerateOptions, LlmAdapter, ModelInfo, StreamChunk, ToolSchema } from '../llm/types.js'
+import type { CancelCause, SessionEvent } from '../session/events.js'
 import { foldRequestHeader, requestProposal } from '../session/request-header.js'
 import { MemoryStore } from '../store/memory-store.js'
-import type { ToolCallResult } from '../loop/hook-types.js'
-import { CompactionReenactor } from './replay-compaction.js'
-import { loggedRequests } from './request-reconstruction.js'
+import { CompactionReenactor } from '../views/replay-compaction.js'
+import { compareRequest, lastTurnReason, recordedResults, recordedSteps, recordedTurns, stepHeaders, stepKey, type RecordedTurn } from '../views/replay-recording.js'
 
 /** What a replay found. */
 export interface ReplayReport {
@@ -21,27 +31,6 @@ export interface ReplayReport {
 /** Model facts per provider route, so a replay materialises the same adapter defaults as the original run. */
 export type ModelFacts = (provider: string) => ((model: string) => ModelInfo | undefined) | undefined
 
-interface OriginalStep {
-  /** The chunks of the attempt that counted (the last one), and whether it ended with a finish chunk. */
-  readonly chunks: StreamChunk[]
-  readonly finished: boolean
-  /** The request it was built from, rebuilt from the log before its first chunk. */
-  readonly request: { readonly messages: readonly unknown[]; readonly header: RequestHeader | undefined }
-  readonly firstSeq: number
-}
-
-interface OriginalTurn {
-  readonly turn: number
-  readonly reason: TurnEndReason | undefined
-  readonly input: UserMessage[]
-  /** Step numbers that were opened. */
-  readonly steps: Set<number>
-  /** Later-step user input (steering), which this replay does not feed. */
-  readonly steered: boolean
-}
-
-const key = (turn: number, step: number): string => `${turn}/${step}`
-
 /**
  * Replays a recorded session: a fresh loop (memory store, no plugins) is fed the recorded model outputs — the
  * chunks of each step's final attempt, through an adapter per provider route — and the recorded tool results
@@ -49,21 +38,26 @@ const key = (turn: number, step: number): string => `${turn}/${step}`
  * builds is compared with the original request rebuilt from the log. Cancels are re-enacted where the
  * original was cancelled, so aborted turns replay too, and so are recorded compactions (their surface replaces,
  * at the same history positions), so requests after a compaction compare too.
+ * @example
+ * ```ts
+ * const report = await replaySession((await store.read(id)).events)
+ * if (report.problems.length > 0) console.log(report.problems.join('\n'))
+ * ```
  */
 export async function replaySession(events: readonly SessionEvent[], modelFacts: ModelFacts = () => undefined): Promise<ReplayReport> {
   const problems: string[] = []
-  const steps = originalSteps(events)
-  const turns = originalTurns(events)
+  const steps = recordedSteps(events)
+  const turns = recordedTurns(events)
   const results = recordedResults(events)
   const headers = stepHeaders(events)
   const compactions = new CompactionReenactor(events)
-  const firstHeader = foldRequestHeader(events.slice(0, firstSeqOf(events, 'request/header') + 1))
+  const firstHeader = foldRequestHeader(events.slice(0, events.findIndex((e) => e.type === 'request/header') + 1))
   if (firstHeader === undefined || turns.length === 0) return { compared: 0, problems: ['the session has no request to replay'] }
 
   const fresh = new Map<string, GenerateOptions>()
   let agent: Agent | undefined
   let current = { turn: 0, step: 0 }
-  const turnOf = (n: number): OriginalTurn | undefined => turns.find((t) => t.turn === n)
+  const turnOf = (n: number): RecordedTurn | undefined => turns.find((t) => t.turn === n)
   const cancelCause = (n: number): CancelCause | undefined => {
     const reason = turnOf(n)?.reason
     return reason?.kind === 'aborted' ? reason.reason : undefined
@@ -82,14 +76,14 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
 
   async function* replayStream(request: GenerateOptions): AsyncGenerator<StreamChunk> {
     const { turn, step } = current
-    fresh.set(key(turn, step), request)
+    fresh.set(stepKey(turn, step), request)
     // The original overflowed and compacted inside this step: fail the same way, so the retry sees the compaction.
     const overflow = compactions.takeFailure(turn, step)
     if (overflow !== undefined) {
       yield overflow
       return
     }
-    const original = steps.get(key(turn, step))
+    const original = steps.get(stepKey(turn, step))
     const cause = cancelCause(turn)
     if (original === undefined) {
       if (cause !== undefined && turnOf(turn)?.steps.has(step) === true) {
@@ -122,7 +116,7 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
   harness.prompt.section('recorded', { text: () => (system === undefined ? undefined : '{{recorded_system}}') })
   const expect = (turn: number, step: number): void => {
     current = { turn, step }
-    system = (headers.get(key(turn, step)) ?? firstHeader).system
+    system = (headers.get(stepKey(turn, step)) ?? firstHeader).system
   }
   harness.hooks.on('session/event', ({ event }) => {
     const d = event.data as { turn?: number; step?: number }
@@ -141,7 +135,7 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
     compactions.inStep(payload.agent.session, payload.turn, payload.step, problems) ? { kind: 'retry' } : next(),
   )
   harness.hooks.on('agent/request', async (payload, next) => {
-    const recorded = headers.get(key(payload.turn, payload.step))
+    const recorded = headers.get(stepKey(payload.turn, payload.step))
     return recorded !== undefined ? requestProposal(recorded) : next()
   })
   harness.hooks.on('tools/post-execute', async ({ call }) => {
@@ -163,7 +157,7 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
       if (turn.steered) problems.push(`turn ${turn.turn} received input between steps, which replay does not feed; later requests may differ`)
       for (const message of turn.input) agent.followup(message)
       await agent.whenIdle()
-      const got = lastReason(agent.session.events)
+      const got = lastTurnReason(agent.session.events)
       if (JSON.stringify(got) !== JSON.stringify(turn.reason)) {
         problems.push(`turn ${turn.turn}: ended ${JSON.stringify(got)} in the replay, ${JSON.stringify(turn.reason)} originally`)
       }
@@ -186,112 +180,6 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
     if (difference !== undefined) problems.push(`${at}: ${difference}`)
   }
   return { compared, problems }
-}
-
-/** Where a rebuilt request and a fresh one differ (message ids aside: a fresh loop mints its own). */
-export function compareRequest(original: { messages: readonly unknown[]; header: RequestHeader | undefined }, request: GenerateOptions): string | undefined {
-  const h = original.header
-  if (h === undefined) return 'the original log has no request header before it'
-  const fields: [string, unknown, unknown][] = [
-    ['provider', h.config.provider, request.provider],
-    ['model', h.config.model, request.model],
-    ['reasoningEffort', h.config.reasoningEffort, request.reasoningEffort],
-    ['temperature', h.config.temperature, request.temperature],
-    ['maxTokens', h.config.maxTokens, request.maxTokens],
-    ['stop', h.config.stop, request.stop],
-    ['system', h.system, request.system],
-    ['tools', h.tools ?? [], request.tools ?? []],
-  ]
-  for (const [name, a, b] of fields) if (JSON.stringify(a) !== JSON.stringify(b)) return `${name} differs: ${clipJson(a)} originally, ${clipJson(b)} in the replay`
-  const a = original.messages.map(withoutId)
-  const b = request.messages.map(withoutId)
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (JSON.stringify(a[i]) !== JSON.stringify(b[i])) return `message ${i} differs: ${clipJson(a[i])} originally, ${clipJson(b[i])} in the replay`
-  }
-  return undefined
-}
-
-function withoutId(message: unknown): unknown {
-  if (typeof message !== 'object' || message === null) return message
-  const { id: _id, ...rest } = message as Record<string, unknown>
-  return rest
-}
-
-function clipJson(value: unknown): string {
-  const text = value === undefined ? 'absent' : JSON.stringify(value)
-  return text.length > 160 ? `${text.slice(0, 159)}…` : text
-}
-
-function originalSteps(events: readonly SessionEvent[]): Map<string, OriginalStep> {
-  const steps = new Map<string, OriginalStep>()
-  for (const r of loggedRequests(events)) {
-    const chunks = events.slice(r.firstSeq, r.lastSeq + 1).map((e) => (e.data as { chunk: StreamChunk }).chunk)
-    const { messages, header } = foldSession(events.slice(0, r.firstSeq))
-    // Later attempts of a step (after a retry) replace earlier ones: the last is the one the loop kept.
-    steps.set(key(r.turn, r.step), { chunks, finished: r.finish !== undefined, request: { messages, header }, firstSeq: r.firstSeq })
-  }
-  return steps
-}
-
-function originalTurns(events: readonly SessionEvent[]): OriginalTurn[] {
-  const turns: OriginalTurn[] = []
-  let open: { turn: number; input: UserMessage[]; steps: Set<number>; steered: boolean; step: number } | undefined
-  for (const e of events) {
-    const d = e.data as Record<string, unknown>
-    if (e.type === 'turn/start') open = { turn: d.turn as number, input: [], steps: new Set(), steered: false, step: 0 }
-    if (open === undefined) continue
-    if (e.type === 'step/start') {
-      open.step = d.step as number
-      open.steps.add(open.step)
-    }
-    if (e.type === 'user/message' && e.surfaceOp === 'append') {
-      const message = e.data as unknown as UserMessage
-      if (message.source.kind === 'user') {
-        if (open.step <= 1) open.input.push(message)
-        else open.steered = true
-      }
-    }
-    if (e.type === 'turn/end') {
-      turns.push({ turn: open.turn, reason: d.reason as TurnEndReason, input: open.input, steps: open.steps, steered: open.steered })
-      open = undefined
-    }
-  }
-  return turns
-}
-
-function recordedResults(events: readonly SessionEvent[]): Map<string, ToolCallResult> {
-  const results = new Map<string, ToolCallResult>()
-  for (const e of events) {
-    if (e.type !== 'tool/result' || e.surfaceOp !== 'append') continue
-    const d = e.data as unknown as { message: { content: ToolResultBlock[] }; error?: { name: string; code: string } }
-    const block = d.message.content[0]
-    if (block === undefined) continue
-    results.set(block.toolCallId, { content: block.content, isError: block.isError === true, ...(d.error !== undefined ? { error: d.error } : {}) })
-  }
-  return results
-}
-
-// The header in force for each step: the latest one logged up to the step's end.
-function stepHeaders(events: readonly SessionEvent[]): Map<string, RequestHeader> {
-  const headers = new Map<string, RequestHeader>()
-  let header: RequestHeader | undefined
-  for (const e of events) {
-    if (e.type === 'request/header') header = (e.data as unknown as { header: RequestHeader }).header
-    if (e.type === 'step/end' && header !== undefined) {
-      const d = e.data as { turn: number; step: number }
-      headers.set(key(d.turn, d.step), header)
-    }
-  }
-  return headers
-}
-
-function firstSeqOf(events: readonly SessionEvent[], type: string): number {
-  return events.findIndex((e) => e.type === type)
-}
-
-function lastReason(events: readonly SessionEvent[]): TurnEndReason | undefined {
-  for (let i = events.length - 1; i >= 0; i--) if ((events[i] as SessionEvent).type === 'turn/end') return ((events[i] as SessionEvent).data as { reason: TurnEndReason }).reason
-  return undefined
 }
 
 function abortOf(signal: AbortSignal | undefined): Promise<never> {
