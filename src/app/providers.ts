@@ -3,8 +3,10 @@ import { resolve } from 'node:path'
 import { anthropicAdapter } from '../llm/adapters/anthropic.js'
 import { deepseekAdapter } from '../llm/adapters/deepseek.js'
 import { openaiCompatibleAdapter } from '../llm/adapters/openai-compatible.js'
-import { scriptedAdapter, type ScriptStep } from '../llm/adapters/scripted.js'
+import { scriptedAdapter, type ScriptedAdapterOptions, type ScriptStep } from '../llm/adapters/scripted.js'
 import type { LlmAdapter } from '../llm/types.js'
+import type { SessionEvent } from '../session/events.js'
+import { foldRequestHeader } from '../session/request-header.js'
 import { UsageError } from './usage-error.js'
 import type { EffectiveConfig, ProviderSpec } from './config.js'
 
@@ -114,8 +116,94 @@ export function loadScript(file: string, cwd: string = process.cwd()): { path: s
   return { path, steps: value as ScriptStep[] }
 }
 
+/** How a scripted route plays its file's steps (default: as they are, walked once through one session). */
+export interface ScriptPlay {
+  /** Turns the file's steps into the adapter's script (the worker replays them in every turn of every session). */
+  readonly script?: (steps: readonly ScriptStep[]) => ScriptedAdapterOptions['script']
+  /** Keep every request in the adapter (default true; a worker serving many sessions turns it off). */
+  readonly recordRequests?: boolean
+}
+
 /** The scripted route of `--script FILE`. */
-export function scriptedRoute(file: string, model: string | undefined): ModelRoute {
+export function scriptedRoute(file: string, model: string | undefined, play: ScriptPlay = {}): ModelRoute {
   const { path, steps } = loadScript(file)
-  return { provider: SCRIPTED_PROVIDER, model: model ?? 'scripted', adapter: scriptedAdapter({ script: steps }), scriptFile: path }
+  const adapter = scriptedAdapter({ script: play.script !== undefined ? play.script(steps) : steps, ...(play.recordRequests !== undefined ? { recordRequests: play.recordRequests } : {}) })
+  return { provider: SCRIPTED_PROVIDER, model: model ?? 'scripted', adapter, scriptFile: path }
+}
+
+/** The flags that pick a route: `--provider`, `--model`, `--script` (the same on every entry point). */
+export interface RouteFlags {
+  readonly provider?: string
+  readonly model?: string
+  readonly script?: string
+}
+
+/** The route a session last ran with: provider and model from its request header, base URL from `cli/route`. */
+export interface StoredRoute {
+  readonly provider: string
+  readonly model: string
+  readonly baseURL?: string
+}
+
+/** Event type the CLI logs (ignorable) to remember a session's endpoint, which the request header does not hold. */
+export const CLI_ROUTE_EVENT = 'cli/route'
+
+/** What else a route may depend on besides the flags and the config. */
+export interface RouteContext {
+  /** The resumed session's id and stored route, which a real route falls back on. */
+  readonly resume?: string
+  readonly previous?: StoredRoute
+  /** Where API keys are read (default `process.env`). */
+  readonly env?: NodeJS.ProcessEnv
+  /** How `--script` plays (default: once through one session). */
+  readonly scriptPlay?: ScriptPlay
+}
+
+/**
+ * @throws UsageError when `--script` and `--provider` are both given: the script replaces the model. Entry
+ * points call it before they open anything, so the mistake leaves nothing behind.
+ */
+export function checkRouteFlags(flags: RouteFlags): void {
+  if (flags.script !== undefined && flags.provider !== undefined) throw new UsageError('--script replaces the model: it cannot be combined with --provider')
+}
+
+/**
+ * The model route of every entry point (run, chat, serve, worker): `--script FILE` a scripted model, else a
+ * real provider's ({@link realRoute}).
+ * @throws UsageError as {@link loadScript} and {@link realRoute} do
+ */
+export function modelRoute(config: EffectiveConfig, flags: RouteFlags, context: RouteContext = {}): ModelRoute {
+  if (flags.script !== undefined) return scriptedRoute(flags.script, flags.model, context.scriptPlay)
+  return realRoute(config, flags, context.previous, context.env ?? process.env, context.resume)
+}
+
+/** The route a session last ran with, from its log: the request header's provider and model, the last `cli/route` base URL. */
+export function storedRoute(events: readonly SessionEvent[]): StoredRoute | undefined {
+  const config = foldRequestHeader(events)?.config
+  let baseURL: string | undefined
+  for (const event of events) {
+    if (event.type === CLI_ROUTE_EVENT) baseURL = (event.data as { baseURL?: string }).baseURL
+  }
+  if (config === undefined) return undefined
+  return { provider: config.provider, model: config.model, ...(baseURL !== undefined ? { baseURL } : {}) }
+}
+
+/**
+ * The route of a real provider: flags, else the session's stored route, else the configuration.
+ * @throws UsageError when the provider is unknown, its key is not set, no model is known, or the resumed
+ * session ran with a scripted model
+ */
+export function realRoute(config: EffectiveConfig, flags: Omit<RouteFlags, 'script'>, previous: StoredRoute | undefined, env: NodeJS.ProcessEnv, resume: string | undefined): ModelRoute {
+  const provider = flags.provider ?? previous?.provider ?? config.provider
+  if (provider === SCRIPTED_PROVIDER) {
+    throw new UsageError(`session '${String(resume)}' was run with a scripted model; pass --script FILE to continue it`)
+  }
+  const spec = providerSpec(config, provider)
+  requireApiKey(provider, spec, env)
+  const model = flags.model ?? (previous?.provider === provider ? previous.model : provider === config.provider ? config.model : spec.defaultModel)
+  if (model === undefined) throw new UsageError(`no model for provider '${provider}': pass --model NAME (or set "model" in ${config.configFile})`)
+  const flagOrEnvBase = config.sources.baseURL === 'flag' || config.sources.baseURL === 'env' ? config.baseURL : undefined
+  const baseURL = flagOrEnvBase ?? (previous?.provider === provider ? previous.baseURL : undefined) ?? (provider === config.provider ? config.baseURL : undefined)
+  const adapter = providerAdapter(provider, spec, baseURL, env, { idleTimeoutMs: config.idleTimeoutMs, headers: config.headers })
+  return { provider, model, adapter, ...(baseURL !== undefined ? { baseURL } : {}) }
 }

@@ -2,9 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InvalidArgumentError, type Command } from 'commander'
-import type { SessionEvent } from '../../session/events.js'
 import { closerEvents } from '../../session/repair.js'
-import { foldRequestHeader } from '../../session/request-header.js'
 import type { SessionStore } from '../../store/types.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliStore, storeSpecOf } from '../cli-harness.js'
@@ -12,7 +10,7 @@ import { resolveConfig, type ConfigFlags, type EffectiveConfig } from '../../app
 import { projectInstructions, type ProjectInstructions } from '../../app/project-instructions.js'
 import { parseSandboxMode, type SandboxMode } from '../../tools/builtin/sandbox.js'
 import type { NetworkPolicy } from '../../tools/builtin/bash.js'
-import { providerAdapter, providerSpec, requireApiKey, SCRIPTED_PROVIDER, scriptedRoute, type ModelRoute } from '../../app/providers.js'
+import { checkRouteFlags, modelRoute, storedRoute, type ModelRoute, type StoredRoute } from '../../app/providers.js'
 import { mostRecentSession, resolveSessionRef } from '../session-ref.js'
 import { refuseLiveSession } from '../../app/store-spec.js'
 
@@ -184,7 +182,7 @@ export function configFlagsOf(flags: AgentFlags): ConfigFlags {
  */
 export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): Promise<PreparedRun> {
   const config = resolveConfig(configFlagsOf(flags), env)
-  if (flags.script !== undefined && flags.provider !== undefined) throw new CliError('--script replaces the model: it cannot be combined with --provider', EXIT.usage)
+  checkRouteFlags(flags)
   if (flags.session !== undefined && flags.continue === true) throw new CliError('--session and --continue both pick a session: pass one of them', EXIT.usage)
   if (flags.json === true && flags.print === true) throw new CliError('--json and --print both choose what stdout carries: pass one of them', EXIT.usage)
   const store = await cliStore(config)
@@ -211,7 +209,7 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
         )
       }
     }
-    const route = flags.script !== undefined ? scriptedRoute(flags.script, flags.model) : realRoute(config, flags, previous, env, resume)
+    const route = modelRoute(config, flags, { env, ...(resume !== undefined ? { resume } : {}), ...(previous !== undefined ? { previous } : {}) })
     let root = flags.root !== undefined || config.sources.root !== 'default' ? config.root : (storedRoot ?? config.root)
     let scratchRoot = false
     if (route.scriptFile !== undefined && resume === undefined && flags.root === undefined && config.sources.root === 'default') {
@@ -226,40 +224,4 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
     await store.close()
     throw error
   }
-}
-
-/** The route a session last ran with: provider and model from its request header, base URL from `cli/route`. */
-interface StoredRoute {
-  readonly provider: string
-  readonly model: string
-  readonly baseURL?: string
-}
-
-/** Event type the CLI logs (ignorable) to remember a session's endpoint, which the request header does not hold. */
-export const CLI_ROUTE_EVENT = 'cli/route'
-
-function storedRoute(events: readonly SessionEvent[]): StoredRoute | undefined {
-  const config = foldRequestHeader(events)?.config
-  let baseURL: string | undefined
-  for (const event of events) {
-    if (event.type === CLI_ROUTE_EVENT) baseURL = (event.data as { baseURL?: string }).baseURL
-  }
-  if (config === undefined) return undefined
-  return { provider: config.provider, model: config.model, ...(baseURL !== undefined ? { baseURL } : {}) }
-}
-
-/** The route of a real provider: flags, else the session's stored route, else the configuration. */
-export function realRoute(config: EffectiveConfig, flags: AgentFlags, previous: StoredRoute | undefined, env: NodeJS.ProcessEnv, resume: string | undefined): ModelRoute {
-  const provider = flags.provider ?? previous?.provider ?? config.provider
-  if (provider === SCRIPTED_PROVIDER) {
-    throw new CliError(`session '${String(resume)}' was run with a scripted model; pass --script FILE to continue it`, EXIT.usage)
-  }
-  const spec = providerSpec(config, provider)
-  requireApiKey(provider, spec, env)
-  const model = flags.model ?? (previous?.provider === provider ? previous.model : provider === config.provider ? config.model : spec.defaultModel)
-  if (model === undefined) throw new CliError(`no model for provider '${provider}': pass --model NAME (or set "model" in ${config.configFile})`, EXIT.usage)
-  const flagOrEnvBase = config.sources.baseURL === 'flag' || config.sources.baseURL === 'env' ? config.baseURL : undefined
-  const baseURL = flagOrEnvBase ?? (previous?.provider === provider ? previous.baseURL : undefined) ?? (provider === config.provider ? config.baseURL : undefined)
-  const adapter = providerAdapter(provider, spec, baseURL, env, { idleTimeoutMs: config.idleTimeoutMs, headers: config.headers })
-  return { provider, model, adapter, ...(baseURL !== undefined ? { baseURL } : {}) }
 }

@@ -8,13 +8,14 @@ import { attachRun } from '../attach.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
 import { startHarnessExtensions } from '../../app/harness-extensions.js'
+import { CLI_ROUTE_EVENT } from '../../app/providers.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
 import { describeReason, formatDuration } from '../../views/turn-outcome.js'
 import { exitCodeFor, failureHint } from '../turn-exit.js'
-import { addAgentOptions, CLI_ROUTE_EVENT, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
+import { addAgentOptions, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
 
 /** Reads the whole of stdin (a piped prompt: `echo "…" | ledgerloop run`, `ledgerloop run -`). */
 async function readStdin(): Promise<string> {

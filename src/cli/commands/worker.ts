@@ -3,18 +3,17 @@ import { compose } from '../../app/compose.js'
 import { resolveConfig } from '../../app/config.js'
 import { startHarnessExtensions } from '../../app/harness-extensions.js'
 import { projectInstructions } from '../../app/project-instructions.js'
-import { loadScript, SCRIPTED_PROVIDER, type ModelRoute } from '../../app/providers.js'
+import { checkRouteFlags, modelRoute } from '../../app/providers.js'
 import { isPostgresStoreUrl, loadPostgresStoreModule } from '../../app/store-spec.js'
 import { UsageError } from '../../app/usage-error.js'
 import { HarnessError } from '../../errors/harness-error.js'
-import { scriptedAdapter } from '../../llm/adapters/scripted.js'
 import type { PostgresStore } from '../../store/postgres/postgres-store.js'
 import { runWorker } from '../../worker/run-worker.js'
 import { storeApprovalPlugin } from '../../worker/store-approvals.js'
 import type { WorkerEvent } from '../../worker/session-task.js'
 import { turnScript } from '../../worker/turn-script.js'
 import { CliError, EXIT } from '../cli-error.js'
-import { addAgentOptions, configFlagsOf, ALL_AGENT_OPTION_NAMES, positiveInteger, realRoute, SESSION_OPTION_NAMES, toolConfinement, type AgentFlags, type AgentOptionName } from './agent-options.js'
+import { addAgentOptions, configFlagsOf, ALL_AGENT_OPTION_NAMES, positiveInteger, SESSION_OPTION_NAMES, toolConfinement, type AgentFlags, type AgentOptionName } from './agent-options.js'
 
 /** Options of `ledgerloop worker`: the agent options it honours (declared once, in agent-options.ts) plus its own. */
 export interface WorkerFlags extends Omit<AgentFlags, 'session' | 'continue' | 'print' | 'verbose' | 'attach' | 'json'> {
@@ -59,9 +58,11 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   if (!isPostgresStoreUrl(config.store)) {
     throw new CliError('the worker needs a shared store: --store postgres://user@host:port/db', EXIT.usage)
   }
-  if (flags.script !== undefined && flags.provider !== undefined) throw new CliError('--script replaces the model: it cannot be combined with --provider', EXIT.usage)
+  checkRouteFlags(flags)
   if (flags.yes === true && flags.remoteApprovals === true) throw new CliError('--yes approves every question, --remote-approvals asks people: pass one of them', EXIT.usage)
-  const route = workerRoute(flags, () => realRoute(config, flags, undefined, process.env, undefined))
+  // A worker's script replays from its start in every turn of every session (worker/turn-script.ts), unlike
+  // `run --script`, whose one session walks through it once; a real route is chosen as `run` chooses one.
+  const route = modelRoute(config, flags, { scriptPlay: { script: turnScript, recordRequests: false } })
   const root = config.root
   const instructions = projectInstructions(config.system, root, config.projectFile)
   let store: PostgresStore
@@ -120,14 +121,6 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
       await composition.close()
     }
   }
-}
-
-// A worker's script replays from its start in every turn of every session (worker/turn-script.ts), unlike
-// `run --script`, whose one session walks through it once; a real route is chosen as `run` chooses one.
-function workerRoute(flags: WorkerFlags, real: () => ModelRoute): ModelRoute {
-  if (flags.script === undefined) return real()
-  const { path, steps } = loadScript(flags.script)
-  return { provider: SCRIPTED_PROVIDER, model: flags.model ?? 'scripted', adapter: scriptedAdapter({ script: turnScript(steps), recordRequests: false }), scriptFile: path }
 }
 
 function describe(event: WorkerEvent): string {
