@@ -1,23 +1,15 @@
 import type { Command } from 'commander'
-import { createHarness } from '../../harness/harness.js'
+import { forkStoredSession } from '../../app/fork-session.js'
 import { EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
-import { refuseLiveSession } from '../../app/store-spec.js'
 import { addStoreOption, nonNegativeInteger } from './agent-options.js'
 
 /** `ledgerloop fork ID [--at SEQ]`: prints the child's id (and nothing else, for `$(ledgerloop fork …)`). */
 export async function forkCommand(ref: string, flags: { at?: number; store?: string }): Promise<number> {
   const { spec, store, id } = await openForReading(flags.store, ref)
-  const harness = createHarness({ store })
-  try {
-    // A session another process is writing has an open turn that is work in progress, not a fork point.
-    refuseLiveSession(spec, id, 'fork')
-    const child = await harness.forkSession(id, flags.at !== undefined ? { at: flags.at } : {})
-    process.stdout.write(`${child}\n`)
-    return EXIT.ok
-  } finally {
-    await harness.close()
-  }
+  const child = await forkStoredSession(spec, store, id, flags.at !== undefined ? { at: flags.at } : {})
+  process.stdout.write(`${child}\n`)
+  return EXIT.ok
 }
 
 /** Registers `fork`. */
