@@ -1,9 +1,10 @@
-// The token totals of the house, in one file: TokenTotals is the running sum (every bucket a provider reported,
-// kept apart), UsageTotals is how the CLI, the server and the page show a sum (input counts cache reads and
-// writes, because that is what a person means by "tokens in"). Both shapes are on the wire (sub-agent tool-result
-// meta and `inspect --json` carry TokenTotals; `summarizeLog`, `sessionUsage`, `sessions --json` and
-// `GET /api/sessions` carry UsageTotals), so neither can become the other; what is shared is the one rule that
-// turns usage into the shown figure ({@link addUsage}).
+// The token totals of the house, in one file. What a person is shown — a turn's, a request's, a session's, a
+// session-list row's tokens, in the CLI, the server and the page — is ONE type, UsageTotals (input counts cache
+// reads and writes, because that is what a person means by "tokens in"); every view builds it with addUsage.
+// TokenTotals is not a second way to show a sum: it is the running sum itself, every bucket a provider reported
+// kept apart, and it stays only where those buckets are the data: the loop's accounting of a sub-agent's turn
+// (its tool-result meta) and the descendants' roll-up of `inspect --json` (`subagentUsage`), both on the wire in
+// that shape since they were added. Turning one into the other is addUsage (a TokenTotals is a TokenUsage).
 import type { TokenUsage } from './types.js'
 
 /** A running sum of {@link TokenUsage} (same buckets; optional ones appear once some completion reported them). */
@@ -47,4 +48,11 @@ export function addUsage(total: UsageTotals, usage: TokenUsage | undefined): voi
   total.input += usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
   total.output += usage.outputTokens
   total.cacheRead += usage.cacheReadTokens ?? 0
+}
+
+/** One completion's usage (or a {@link TokenTotals}) as a shown total of its own. */
+export function shownUsage(usage: TokenUsage | undefined): UsageTotals {
+  const total = emptyUsage()
+  addUsage(total, usage)
+  return total
 }

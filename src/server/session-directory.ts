@@ -1,5 +1,5 @@
-import { pageOf } from '../store/session-list.js'
-import type { SessionListOptions, SessionStore, SessionSummary } from '../store/types.js'
+import { listSessions } from '../app/session-listing.js'
+import type { SessionStore, SessionSummary } from '../store/types.js'
 import type { CostFigure, PricingCatalogue } from '../views/cost.js'
 import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../views/session-row.js'
 import type { UsageTotals } from '../llm/token-usage.js'
@@ -59,30 +59,23 @@ export class SessionDirectory {
   }
 
   /**
-   * Newest first, filtered, one page of rows plus the total that matched. Without a status filter the page
-   * comes from the store's listing (its session index or table: the work grows with the page, not with the
-   * number of sessions); a status filter needs every session's run status, so it lists them all.
+   * Newest first, filtered, one page of rows plus the total that matched, with the CLI's search and filter
+   * (app/session-listing.ts). Without a status filter the page comes from the store's listing (its session
+   * index or table: the work grows with the page, not with the number of sessions); a status filter needs
+   * every session's run status, so it lists every match, then sorts and pages by newest activity.
    */
   async list(query: SessionListQuery): Promise<{ sessions: SessionListRow[]; total: number }> {
-    const needle = query.q?.trim() ?? ''
-    const search: SessionListOptions = needle !== '' ? { search: needle } : {}
-    if (query.status === undefined) {
-      const listed = await this.#store.list({ limit: query.limit, offset: query.offset, ...search })
-      if (listed.total !== undefined) {
-        const rows: SessionListRow[] = []
-        for (const stored of listed) rows.push(await this.#row(stored, this.#input.status(stored.id)))
-        return { sessions: rows.sort(byActivity), total: listed.total }
-      }
+    const search = query.q?.trim() ?? ''
+    const status = query.status
+    if (status === undefined) {
+      const matches = await listSessions(this.#store, { search, limit: query.limit, offset: query.offset })
+      const rows: SessionListRow[] = []
+      for (const stored of matches.sessions) rows.push(await this.#row(stored, this.#input.status(stored.id)))
+      return { sessions: rows.sort(byActivity), total: matches.total }
     }
-    // Every match, with the store's own search rule (a store that ignores list options lists everything:
-    // pageOf applies the same rule here), then the status filter and the page.
-    const listed = await this.#store.list(search)
+    const matches = await listSessions(this.#store, { search, keep: (stored) => this.#input.status(stored.id) === status })
     const rows: SessionListRow[] = []
-    for (const stored of listed.total === undefined ? pageOf(listed, search) : listed) {
-      const status = this.#input.status(stored.id)
-      if (query.status !== undefined && status !== query.status) continue
-      rows.push(await this.#row(stored, status))
-    }
+    for (const stored of matches.sessions) rows.push(await this.#row(stored, status))
     rows.sort(byActivity)
     return { sessions: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
   }

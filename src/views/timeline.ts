@@ -1,7 +1,7 @@
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import { buildSessionTree, type RequestNode, type ToolNode } from './session-tree.js'
-import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
+import { emptyUsage, shownUsage, type UsageTotals } from '../llm/token-usage.js'
 import { describeReason, toolSubject } from './turn-outcome.js'
 
 /** What a waterfall row stands for. */
@@ -133,8 +133,6 @@ export function buildTimeline(header: SessionHeader, events: readonly SessionEve
 }
 
 function requestRow(r: RequestNode, n: number, turn: number, step: number, timeOf: (seq: number) => number | undefined, stepOpen: boolean): TimelineRow {
-  const total = emptyUsage()
-  addUsage(total, r.usage)
   const end = timeOf(r.lastSeq) ?? timeOf(r.firstSeq) ?? 0
   const status = r.finish ?? (stepOpen ? 'open' : 'cancelled')
   return {
@@ -150,7 +148,7 @@ function requestRow(r: RequestNode, n: number, turn: number, step: number, timeO
     firstSeq: r.firstSeq,
     lastSeq: r.lastSeq,
     request: n,
-    ...(r.usage !== undefined ? { usage: total } : {}),
+    ...(r.usage !== undefined ? { usage: shownUsage(r.usage) } : {}),
   }
 }
 

@@ -8,7 +8,7 @@ import { buildSessionTree, type CompactionNode, type SessionTree, type StepNode 
 import { attachChildTrees } from '../../app/child-sessions.js'
 import type { SubagentTreeFields } from '../../views/child-sessions.js'
 import { styleFor, type Style } from '../style.js'
-import { addUsage, emptyUsage } from '../../llm/token-usage.js'
+import { shownUsage } from '../../llm/token-usage.js'
 import { describeReason, formatDuration, formatUsage, toolSubject } from '../../views/turn-outcome.js'
 
 /** Renders the tree for people (a sub-agent's tree nested under the tool call that started it). */
@@ -26,14 +26,12 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
           : ''),
   )
   if (tree.subagents !== undefined && tree.subagents.length > 0 && tree.subagentUsage !== undefined) {
-    const rolled = emptyUsage()
-    addUsage(rolled, tree.subagentUsage)
+    const rolled = shownUsage(tree.subagentUsage)
     const spent = tree.subagentCost !== undefined ? ` · cost ${formatCost(tree.subagentCost.total, tree.subagentCost.currency)}` : ''
     out.push(`sub-agents: ${tree.subagents.length} direct · tokens of all sub-agents ${formatUsage(rolled)}${spent} (not in the turns' figures)`)
   }
   const compactionRow = (c: CompactionNode, indent: string): string => {
-    const usage = emptyUsage()
-    addUsage(usage, c.usage)
+    const usage = shownUsage(c.usage)
     const size = c.tokensBefore !== undefined ? ` · ~${c.tokensBefore} → ~${String(c.tokensAfter)} tokens` : ''
     const outcome = c.outcome === undefined ? style.yellow('unfinished') : c.outcome === 'failed' ? style.red(`failed ${c.error ?? ''}`.trim()) : c.outcome
     const call = c.usage !== undefined ? ` · summary ${String(c.provider)}/${String(c.model)} ${formatUsage(usage)}` : ''
@@ -51,8 +49,7 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
     const stepLines = (step: StepNode): string[] => {
       const rows = [
         ...step.requests.map((r) => {
-          const usage = emptyUsage()
-          addUsage(usage, r.usage)
+          const usage = shownUsage(r.usage)
           const finish = r.failure !== undefined ? style.red(`${String(r.finish)} ${r.failure}`) : (r.finish ?? style.yellow('no finish (cancelled)'))
           return { seq: r.firstSeq, text: `    ${r.retryWaitMs !== undefined ? style.dim(`(waited ${formatDuration(r.retryWaitMs)} to retry) `) : ''}request ${String(r.provider)}/${String(r.model)} · ${formatDuration(r.durationMs)} · ${finish}${r.usage !== undefined ? ` · ${formatUsage(usage)}` : ''} ${seqs(r.firstSeq, r.lastSeq)}` }
         }),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { JsonlStore } from '../../store/jsonl/jsonl-store.js'
-import { pageOf } from '../../store/session-list.js'
-import type { SessionListOptions, SessionStore, SessionSummary } from '../../store/types.js'
+import type { SessionStore, SessionSummary } from '../../store/types.js'
+import { listSessions, type SessionQuery } from '../../app/session-listing.js'
 import { formatCost, type PricingCatalogue } from '../../views/cost.js'
 import { EXIT } from '../cli-error.js'
 import { cliPricing, cliStore } from '../cli-harness.js'
@@ -38,17 +38,16 @@ export interface SessionsPage {
 }
 
 /**
- * Lists stored sessions newest first through the store's listing (one page when `limit` is given; `search`
- * over titles, first prompts and id prefixes), then reads each listed log for its turns, usage and cost: the
- * work grows with the page, not with the number of stored sessions.
+ * Lists stored sessions newest first through the store's listing (app/session-listing.ts: one page when `limit`
+ * is given; `search` over titles, first prompts and id prefixes; `keep` a filter of the matches), then reads
+ * each listed log for its turns, usage and cost: the work grows with the page, not with the number of stored
+ * sessions.
  */
-export async function listSessionsPage(store: SessionStore, pricing: PricingCatalogue, options: SessionListOptions = {}): Promise<SessionsPage> {
-  const listed = await store.list(options)
-  // A store that ignores the options (written before they existed) lists everything: page it here.
-  const page = listed.total === undefined ? pageOf(listed, options) : listed
+export async function listSessionsPage(store: SessionStore, pricing: PricingCatalogue, query: SessionQuery = {}): Promise<SessionsPage> {
+  const matches = await listSessions(store, query)
   const rows: SessionRow[] = []
-  for (const s of page) rows.push(await sessionRow(store, pricing, s))
-  return { rows, total: page.total ?? page.length, ...(listed.indexNote !== undefined ? { indexNote: listed.indexNote } : {}) }
+  for (const s of matches.sessions) rows.push(await sessionRow(store, pricing, s))
+  return { rows, total: matches.total, ...(matches.indexNote !== undefined ? { indexNote: matches.indexNote } : {}) }
 }
 
 async function sessionRow(store: SessionStore, pricing: PricingCatalogue, s: SessionSummary): Promise<SessionRow> {
@@ -131,26 +130,17 @@ export async function sessionsCommand(flags: SessionsFlags): Promise<number> {
   let page: SessionsPage
   const limit = sessionsLimit(flags, process.stdout.isTTY === true)
   try {
-    let note: string | undefined
     if (flags.reindex === true && store instanceof JsonlStore) {
       const rebuilt = await store.reindex()
       process.stderr.write(`ledgerloop: rebuilt the session index ${store.indexPath} from ${rebuilt.length} session${rebuilt.length === 1 ? '' : 's'}\n`)
     }
-    const search = flags.search !== undefined && flags.search !== '' ? { search: flags.search } : {}
-    if (flags.roots === true) {
-      // Which sessions are sub-agents' is in every summary (the header's links): filter the matches, then page.
-      const listed = await store.list(search)
-      const roots = (listed.total === undefined ? pageOf(listed, search) : listed).filter((r) => !isSubagentSession(r))
-      const shown = limit === undefined ? roots : roots.slice(0, limit)
-      const rows: SessionRow[] = []
-      for (const summary of shown) rows.push(await sessionRow(store, cliPricing(config), summary))
-      note = listed.indexNote
-      page = { rows, total: roots.length }
-    } else {
-      page = await listSessionsPage(store, cliPricing(config), { ...search, ...(limit !== undefined ? { limit } : {}) })
-      note = page.indexNote
-    }
-    if (note !== undefined) process.stderr.write(`ledgerloop: note: ${note}\n`)
+    // Which sessions are sub-agents' is in every summary (the header's links): `--roots` filters the matches, then pages.
+    page = await listSessionsPage(store, cliPricing(config), {
+      ...(flags.search !== undefined ? { search: flags.search } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+      ...(flags.roots === true ? { keep: (s: SessionSummary) => !isSubagentSession(s) } : {}),
+    })
+    if (page.indexNote !== undefined) process.stderr.write(`ledgerloop: note: ${page.indexNote}\n`)
   } finally {
     await store.close()
   }
