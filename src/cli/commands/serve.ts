@@ -67,27 +67,28 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   if (flags.unsafeNoToken === true && !isLoopbackHost(flags.host)) {
     throw new CliError(`--unsafe-no-token is only allowed on a loopback host (127.0.0.1, localhost, ::1), not ${flags.host}`, EXIT.usage)
   }
-  const spec = storeSpecOf(resolveConfig(configFlagsOf(flags)))
+  const config = resolveConfig(configFlagsOf(flags))
+  const spec = storeSpecOf(config)
   if (spec.kind === 'postgres') {
-    const fleet = await startFleetServer(flags, resolveConfig(configFlagsOf(flags)), spec.url)
+    const fleet = await startFleetServer(flags, config, spec.url)
     return serveUntilStopped(fleet.server, fleet.banner, fleet.close, flags)
   }
   const prepared = await prepareRun(flags)
-  const { config, route, root } = prepared
+  const { route, root } = prepared
   const store = prepared.store
   let composition: Composition
   try {
     // The composition of `run` (app/compose.ts); the server's session host asks permission questions through
     // its API, and --yes (the person starting the server) approves every tool call in advance.
     composition = compose({
-      config,
+      config: prepared.config,
       route,
       root,
       sandbox: prepared.sandbox,
       network: prepared.network,
       approvals: { kind: 'host', yes: flags.yes === true },
       instructions: prepared.instructions.text,
-      extensions: await startHarnessExtensions(config, flags),
+      extensions: await startHarnessExtensions(prepared.config, flags),
     })
   } catch (error) {
     await store.close()
@@ -101,7 +102,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
       cwd: root,
       ...(composition.hostPermissions !== undefined ? { permissions: composition.hostPermissions } : {}),
     },
-    pricing: cliPricing(config),
+    pricing: cliPricing(prepared.config),
     token: flags.unsafeNoToken === true ? false : (flags.token ?? undefined),
     host: flags.host,
     port: flags.port,
