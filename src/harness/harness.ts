@@ -7,13 +7,13 @@ import type { SessionEvent } from '../session/events.js'
 import { closerEventsOfLog } from '../session/repair.js'
 import { eventLogOf } from '../session/event-log.js'
 import { Session, SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
-import type { ToolDefinition } from '../tools/types.js'
+import type { ChildAgentRequest, ToolDefinition } from '../tools/types.js'
 import { ToolRegistry } from '../tools/tool-registry.js'
 import { MemoryStore } from '../store/memory-store.js'
 import type { SessionStore, SessionWriter } from '../store/types.js'
 import { Agent, type AgentOptions } from '../loop/agent.js'
 import type { LedgerHooks } from '../loop/hook-types.js'
-import { findChildProfile, linkAgentToHarness, isToolOfferedTo, type ChildAgentSpec } from '../loop/delegation.js'
+import { delegationOf, findChildProfile, isOfferedAtDepth } from '../loop/delegation.js'
 import { PromptRegistry } from '../loop/prompt.js'
 
 /** Options of {@link createHarness}. */
@@ -119,9 +119,10 @@ export function createHarness(options: HarnessOptions = {}): Harness {
 
   const start = (session: Session, agentOptions: AgentOptions, writer: SessionWriter, only?: readonly string[]): Agent => {
     const allowed = only === undefined ? undefined : new Set(only)
-    // Per-agent view: a child sees only its profile's tools, and a gated tool (the sub-agent tool past the
-    // depth limit) is simply not offered. Read lazily: the agent exists by the time its first step asks.
-    const offered = tools.offering((tool) => (allowed === undefined || allowed.has(tool.name)) && isToolOfferedTo(tool, agent))
+    const depth = session.header.delegationDepth ?? 0
+    // Per-agent view: a child sees only its profile's tools, and a tool that starts children (the sub-agent
+    // tool) past its depth limit is simply not offered.
+    const offered = tools.offering((tool) => (allowed === undefined || allowed.has(tool.name)) && isOfferedAtDepth(tool, depth))
     const agent: Agent = new Agent(session, agentOptions, {
       hooks,
       llm,
@@ -129,6 +130,8 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       prompt,
       writer,
       maxParallelToolCalls: maxParallel,
+      // Read lazily: the agent exists by the time one of its tools starts a child.
+      delegation: { depth, start: (request) => startChild(agent, request) },
       onDisposed: (a) => agents.delete(a),
       initiatorScope: options.initiatorScope === true,
     })
@@ -158,34 +161,38 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     // A store that keeps sessions in memory holds this session's own log instead of a second copy.
     writer.shareLog?.(session.log)
     agents.add(agent)
-    linkAgentToHarness(agent, startChild)
     return agent
   }
 
-  const startChild = async (parent: Agent, spec: ChildAgentSpec): Promise<Agent> => {
+  // A child of `parent` for one of its tool calls, set up by the calling tool's declared profile.
+  const startChild = async (parent: Agent, request: ChildAgentRequest): Promise<Agent> => {
     checkOpen()
-    const unknown = (spec.tools ?? []).filter((name) => tools.get(name) === undefined)
+    const setup = delegationOf(tools.get(request.tool))?.profile(request.profile)
+    if (setup === undefined) throw new HarnessError(`tool '${request.tool}' defines no sub-agent profile '${request.profile}'`, 'INVALID_CONFIG')
+    const unknown = (setup.tools ?? []).filter((name) => tools.get(name) === undefined)
     if (unknown.length > 0) {
-      throw new HarnessError(`sub-agent profile '${spec.profile}' names tools this harness does not have: ${unknown.join(', ')}`, 'INVALID_CONFIG')
+      throw new HarnessError(`sub-agent profile '${request.profile}' names tools this harness does not have: ${unknown.join(', ')}`, 'INVALID_CONFIG')
     }
+    // The parent's route by default, with its output limit only when the route is the parent's.
+    const sameRoute = request.provider === undefined && request.model === undefined
     const checked = checkAgentOptions({
-      provider: spec.provider,
-      model: spec.model,
-      ...(spec.maxTokens !== undefined ? { maxTokens: spec.maxTokens } : {}),
+      provider: request.provider ?? parent.options.provider,
+      model: request.model ?? parent.options.model,
+      ...(sameRoute && parent.options.maxTokens !== undefined ? { maxTokens: parent.options.maxTokens } : {}),
       cwd: parent.options.cwd ?? parent.session.header.cwd ?? process.cwd(),
     })
     const session = new Session({
       header: {
         ...(checked.cwd !== undefined ? { cwd: checked.cwd } : {}),
         parentSession: parent.id,
-        parentCallId: spec.parentCallId,
-        agentProfile: spec.profile,
+        parentCallId: request.parentCallId,
+        agentProfile: request.profile,
         delegationDepth: (parent.session.header.delegationDepth ?? 0) + 1,
       },
     })
     const writer = await store.create(session.header)
-    const child = start(session, checked, writer, spec.tools)
-    spec.prepare?.(child)
+    const child = start(session, checked, writer, setup.tools)
+    setup.prepare(child)
     return child
   }
 

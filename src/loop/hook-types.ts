@@ -1,83 +1,9 @@
-import type { EmitHook, GuardHook, SerialHook, WaterfallHook } from '../hooks/types.js'
-import type { JsonValue } from '../json/lossless.js'
-import type { ContentBlock, GenerateOptions, LlmCallConfig, LlmFailure, RetryPolicy, StreamChunk, UserMessage } from '../llm/types.js'
-import type { SessionEvent } from '../session/events.js'
-import type { Session } from '../session/session.js'
+// The public hook table: the loop's table (hook-table.ts) over the Agent class, so every listener's payload
+// names the full Agent. Only this file names both; agent.ts and the loop's layers import hook-table.ts.
 import type { Agent } from './agent.js'
+import type { LoopHooks } from './hook-table.js'
 
-/** What `agent/pre-step` decides: enter a step with these messages, or reject (the turn ends `blocked`). */
-export type PreStepDecision = { readonly kind: 'reject' } | { readonly kind: 'enter'; readonly messages: readonly UserMessage[] }
-
-/** What `agent/request-error` may answer: retry the request in the same step, or nothing (the turn fails). */
-export type RequestErrorAction = { readonly kind: 'retry' } | undefined
-
-/** One tool call as the pipeline sees it. */
-export interface ToolCall {
-  readonly turn: number
-  readonly step: number
-  readonly callId: string
-  readonly name: string
-  /** Parsed arguments: `{}` for an empty string, the JSON value when it parses, else the raw string. */
-  readonly arguments: JsonValue
-  /** The arguments exactly as the model streamed them. */
-  readonly rawArguments: string
-}
-
-/** `tools/pre-execute` decision. `ask` goes to the `tools/approve` seam (no approver ⇒ denied). */
-export type PreToolDecision =
-  | { readonly kind: 'allow' }
-  | { readonly kind: 'deny'; readonly reason: string }
-  | { readonly kind: 'ask'; readonly reason: string }
-
-/** `tools/approve` answer. */
-export type ApprovalDecision = { readonly kind: 'allow' } | { readonly kind: 'deny'; readonly reason: string }
-
-/** A tool call's outcome before it is logged (what `tools/post-execute` may rewrite). */
-export interface ToolCallResult {
-  readonly content: readonly ContentBlock[]
-  readonly isError: boolean
-  /** Stable failure code and error name (logged in `tool/result.error`). */
-  readonly error?: { readonly name: string; readonly code: string }
-  readonly meta?: JsonValue
-  readonly additionalContexts?: readonly UserMessage[]
-  readonly concludesTurn?: boolean
-}
+export type { AgentHandle, ApprovalDecision, PreStepDecision, PreToolDecision, RequestErrorAction, ToolCall, ToolCallResult } from './hook-table.js'
 
 /** Every hook of ledgerloop, with its dispatch mode and payload. Names and payloads are part of the API. */
-export interface LedgerHooks {
-  'agent/pre-step': WaterfallHook<
-    { readonly agent: Agent; readonly messages: readonly UserMessage[]; readonly turn: number; readonly step: number; readonly signal: AbortSignal },
-    PreStepDecision
-  >
-  'agent/request': WaterfallHook<{ readonly agent: Agent; readonly turn: number; readonly step: number; readonly signal: AbortSignal }, LlmCallConfig>
-  'agent/request-error': WaterfallHook<
-    {
-      readonly agent: Agent
-      readonly turn: number
-      readonly step: number
-      readonly provider: string
-      readonly failure: LlmFailure
-      readonly retryPolicy?: RetryPolicy
-      /** 1 for the first failed attempt of this step, 2 for the next, … */
-      readonly attempt: number
-      readonly signal: AbortSignal
-    },
-    RequestErrorAction
-  >
-  'agent/turn-stopping': SerialHook<{ readonly agent: Agent; readonly turn: number; readonly signal: AbortSignal }>
-  'agent/status': EmitHook<{ readonly agent: Agent; readonly status: 'idle' | 'running' }>
-  'agent/error': EmitHook<{ readonly agent: Agent; readonly turn: number; readonly step: number; readonly error: unknown }>
-  'agent/inbox/inserted': EmitHook<{ readonly agent: Agent; readonly message: UserMessage }>
-  'agent/inbox/claimed': EmitHook<{ readonly agent: Agent; readonly message: UserMessage; readonly turn: number }>
-  'agent/inbox/discarded': EmitHook<{ readonly agent: Agent; readonly message: UserMessage }>
-  'session/event': EmitHook<{ readonly session: Session; readonly event: SessionEvent }>
-  /** Runs before an event commits; a throw vetoes the append (invariant companions). */
-  'session/validate': GuardHook<{ readonly session: Session; readonly event: SessionEvent }>
-  'llm/stream': WaterfallHook<GenerateOptions, AsyncIterable<StreamChunk>>
-  'tools/pre-execute': WaterfallHook<{ readonly agent: Agent; readonly call: ToolCall; readonly signal: AbortSignal }, PreToolDecision>
-  'tools/approve': WaterfallHook<{ readonly agent: Agent; readonly call: ToolCall; readonly reason: string; readonly signal: AbortSignal }, ApprovalDecision>
-  'tools/post-execute': WaterfallHook<
-    { readonly agent: Agent; readonly call: ToolCall; readonly result: ToolCallResult; readonly signal: AbortSignal },
-    ToolCallResult
-  >
-}
+export interface LedgerHooks extends LoopHooks<Agent> {}

@@ -4,7 +4,7 @@ import { draftToolResultMessage } from '../llm/messages.js'
 import type { ToolCallBlock, UserMessage } from '../llm/types.js'
 import type { Session } from '../session/session.js'
 import type { DefinedTool } from '../tools/define-tool.js'
-import type { ToolCall, ToolCallResult } from './hook-types.js'
+import type { ToolCall, ToolCallResult } from './hook-table.js'
 import { abortedBeforeDispatch, errorResult, postExecuteToolCall, prepareToolCall, runToolBody, type ToolOutcome, type ToolStageContext } from './tool-pipeline.js'
 
 /** What the scheduler needs from the step that runs it. */

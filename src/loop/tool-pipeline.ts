@@ -4,15 +4,17 @@ import { snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import type { ContentBlock, UserMessage } from '../llm/types.js'
 import { normalizeToolOutput, type DefinedTool } from '../tools/define-tool.js'
 import type { ToolRegistry } from '../tools/tool-registry.js'
-import type { Agent } from './agent.js'
-import type { LedgerHooks, ToolCall, ToolCallResult } from './hook-types.js'
+import type { ToolContext, ToolDelegation } from '../tools/types.js'
+import type { AgentHandle, LoopHooks, ToolCall, ToolCallResult } from './hook-table.js'
 
 /** What one call's stages need from the step that runs them. */
 export interface ToolStageContext {
-  readonly agent: Agent
-  readonly hooks: HookBus<LedgerHooks>
+  readonly agent: AgentHandle
+  readonly hooks: HookBus<LoopHooks>
   readonly tools: ToolRegistry
   readonly signal: AbortSignal
+  /** How the bodies start child agents (`ToolContext.delegation`; set by the harness). */
+  readonly delegation: ToolDelegation | undefined
   /** Makes the log durable up to now: awaited before a body runs (intent before effect). */
   flush(): Promise<void>
 }
@@ -120,7 +122,7 @@ export async function runToolBody(ctx: ToolStageContext, call: ToolCall, tool: D
   if (ctx.signal.aborted) return { result: abortedBeforeDispatch() }
   let output: ReturnType<typeof normalizeToolOutput>
   try {
-    output = normalizeToolOutput(await tool.execute(checked.value, { signal: ctx.signal, callId: call.callId, agent: ctx.agent }))
+    output = normalizeToolOutput(await tool.execute(checked.value, toolContext(ctx, call)))
   } catch (error) {
     if (ctx.signal.aborted) return { result: errorResult('tool call was cancelled while running', 'ABORTED', 'AbortError') }
     const code = error instanceof HarnessError ? error.code : 'TOOL_FAILED'
@@ -140,6 +142,12 @@ export async function runToolBody(ctx: ToolStageContext, call: ToolCall, tool: D
       ...(output.concludesTurn === true || (tool.concludesTurn === true && !failed) ? { concludesTurn: true } : {}),
     }),
   }
+}
+
+/** What the body of `call` receives besides its arguments. */
+function toolContext(ctx: ToolStageContext, call: ToolCall): ToolContext {
+  const { signal, agent, delegation } = ctx
+  return delegation !== undefined ? { signal, callId: call.callId, agent, delegation } : { signal, callId: call.callId, agent }
 }
 
 /**

@@ -5,9 +5,9 @@ import { addTokenUsage, emptyTokenTotals, type TokenTotals } from '../llm/token-
 import type { AssistantMessage, TokenUsage } from '../llm/types.js'
 import { dataOf, type SessionEvent, type TurnEndReason } from '../session/events.js'
 import { defineTool, type DefinedTool } from '../tools/define-tool.js'
-import type { ToolContext, ToolDefinition, ToolOutput } from '../tools/types.js'
-import { Agent } from '../loop/agent.js'
-import { childAgentStarter, delegationDepth, gateToolByAgent, withChildProfiles, type ChildProfileSetup } from '../loop/delegation.js'
+import type { DelegatedAgent, ToolContext, ToolDefinition, ToolOutput } from '../tools/types.js'
+import type { Agent } from '../loop/agent.js'
+import type { ChildProfileSetup, DelegatingTool } from '../loop/delegation.js'
 
 /** One sub-agent profile of {@link subagentTool}: how a child started under this name differs from its parent. */
 export interface SubagentProfile {
@@ -92,7 +92,7 @@ export function subagentTool(options: SubagentToolOptions = {}): DefinedTool<Sub
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 0) throw new HarnessError(`subagentTool: maxDepth must be a non-negative integer, got ${String(maxDepth)}`, 'INVALID_CONFIG')
   const profiles = checkProfiles(options.agents ?? {})
   const name = options.name ?? 'task'
-  const definition: ToolDefinition<SubagentArgs> = {
+  const definition: ToolDefinition<SubagentArgs> & DelegatingTool = {
     name,
     description: options.description ?? describe(profiles),
     parameters: z.object({
@@ -100,14 +100,17 @@ export function subagentTool(options: SubagentToolOptions = {}): DefinedTool<Sub
       agent: z.string().optional().describe(`Profile name (default "${DEFAULT_PROFILE}").`),
     }),
     concurrencySafe: true,
-    execute: (args, ctx) => runChild(args, ctx, profiles, maxDepth),
+    execute: (args, ctx) => runChild(args, ctx, name, profiles, maxDepth),
+    // Read by the harness: not offered past the depth limit; a child (started or resumed) gets its profile's setup.
+    delegation: Object.freeze({
+      maxDepth,
+      profile(profileName: string) {
+        const profile = profileOf(profiles, profileName)
+        return profile === undefined ? undefined : childSetup(profile)
+      },
+    }),
   }
-  const gated = gateToolByAgent(definition, (agent) => delegationDepth(agent) < maxDepth)
-  const resolving = withChildProfiles(gated, (profileName) => {
-    const profile = profileOf(profiles, profileName)
-    return profile === undefined ? undefined : childSetup(profile)
-  })
-  return defineTool(resolving as never) as unknown as DefinedTool<SubagentArgs>
+  return defineTool(definition as never) as unknown as DefinedTool<SubagentArgs>
 }
 
 function profileOf(profiles: ReadonlyMap<string, SubagentProfile>, name: string): SubagentProfile | undefined {
@@ -126,10 +129,9 @@ function childSetup(profile: SubagentProfile): ChildProfileSetup {
   }
 }
 
-async function runChild(args: SubagentArgs, ctx: ToolContext, profiles: ReadonlyMap<string, SubagentProfile>, maxDepth: number): Promise<ToolOutput> {
-  const parent = ctx.agent
-  const start = childAgentStarter(parent)
-  if (!(parent instanceof Agent) || start === undefined) throw new HarnessError('the sub-agent tool runs only for agents of a harness', 'SUBAGENT_UNAVAILABLE')
+async function runChild(args: SubagentArgs, ctx: ToolContext, tool: string, profiles: ReadonlyMap<string, SubagentProfile>, maxDepth: number): Promise<ToolOutput> {
+  const delegation = ctx.delegation
+  if (delegation === undefined) throw new HarnessError('the sub-agent tool runs only for agents of a harness', 'SUBAGENT_UNAVAILABLE')
   const profileName = args.agent ?? DEFAULT_PROFILE
   const profile = profileOf(profiles, profileName)
   if (profile === undefined) {
@@ -137,17 +139,14 @@ async function runChild(args: SubagentArgs, ctx: ToolContext, profiles: Readonly
     return failure(`unknown agent profile '${profileName}'; known profiles: ${known}`, 'UNKNOWN_AGENT_PROFILE')
   }
   // Not offered past the limit; this guards a model that calls it anyway (from an older request's tools).
-  if (delegationDepth(parent) >= maxDepth) return failure(`sub-agents may not start sub-agents deeper than ${maxDepth} levels`, 'SUBAGENT_DEPTH')
-  const sameRoute = profile.provider === undefined && profile.model === undefined
-  const setup = childSetup(profile)
-  const child = await start(parent, {
-    provider: profile.provider ?? parent.options.provider,
-    model: profile.model ?? parent.options.model,
-    ...(sameRoute && parent.options.maxTokens !== undefined ? { maxTokens: parent.options.maxTokens } : {}),
-    parentCallId: ctx.callId,
+  if (delegation.depth >= maxDepth) return failure(`sub-agents may not start sub-agents deeper than ${maxDepth} levels`, 'SUBAGENT_DEPTH')
+  // The harness sets the child up from this tool's `delegation.profile` (tools, persona, budget).
+  const child = await delegation.start({
+    tool,
     profile: profileName,
-    ...(setup.tools !== undefined ? { tools: setup.tools } : {}),
-    prepare: setup.prepare,
+    parentCallId: ctx.callId,
+    ...(profile.provider !== undefined ? { provider: profile.provider } : {}),
+    ...(profile.model !== undefined ? { model: profile.model } : {}),
   })
   try {
     const cancelChild = (): void => child.cancel({ kind: 'parent' })
@@ -168,7 +167,7 @@ async function runChild(args: SubagentArgs, ctx: ToolContext, profiles: Readonly
 }
 
 /** The child's turn as a tool result: its final text, or an error that names how it ended. */
-function outcome(child: Agent, profile: string, from: number): ToolOutput {
+function outcome(child: DelegatedAgent, profile: string, from: number): ToolOutput {
   const events = child.session.events.slice(from)
   const turn = summarizeTurn(events)
   const meta: SubagentResultMeta = { childSession: child.id, profile, reason: turn.reason?.kind ?? 'not-started', steps: turn.steps, usage: turn.usage }

@@ -1,6 +1,8 @@
 import type { ZodType } from 'zod'
 import type { JsonValue } from '../json/lossless.js'
 import type { ContentBlock, UserMessage } from '../llm/types.js'
+import type { CancelCause } from '../session/events.js'
+import type { Session } from '../session/session.js'
 
 /** A plain JSON Schema object describing tool parameters. */
 export type JsonSchema = { readonly [key: string]: JsonValue }
@@ -19,6 +21,54 @@ export interface ToolContext {
   readonly callId: string
   /** The agent the call belongs to. */
   readonly agent: ToolAgentRef
+  /** How this call may start child agents of its agent (set by the harness; absent where no harness runs the tool). */
+  readonly delegation?: ToolDelegation
+}
+
+/**
+ * How a tool body starts child agents of the agent it runs for (the sub-agent tool does): the harness that
+ * built the agent puts it in every {@link ToolContext}.
+ */
+export interface ToolDelegation {
+  /** How deep the calling agent is in a delegation chain: 0 for a top-level agent, 1 for its child, … */
+  readonly depth: number
+  /**
+   * Starts a child of the calling agent on the same harness and store, in a new session whose header links it
+   * to the calling agent's session and tool call; resolves once the child exists, before its first turn.
+   * @throws HarnessError `HARNESS_CLOSED`, or `INVALID_CONFIG` for a profile the tool does not define or one
+   * that names tools the harness does not have
+   */
+  start(request: ChildAgentRequest): Promise<DelegatedAgent>
+}
+
+/** What {@link ToolDelegation.start} is asked for. */
+export interface ChildAgentRequest {
+  /** The tool starting the child: the harness applies that tool's setup of `profile` (persona, tools, budget). */
+  readonly tool: string
+  /** Profile name (logged in the child's header; a resumed child gets the same setup back). */
+  readonly profile: string
+  /** The calling agent's tool call this child answers (logged in the child's header). */
+  readonly parentCallId: string
+  /** Adapter route for the child (default: the calling agent's, with its `maxTokens` when the model is the same too). */
+  readonly provider?: string
+  /** Model for the child (default: the calling agent's). */
+  readonly model?: string
+}
+
+/** A child agent as the tool that started it drives it (the harness's `Agent`). */
+export interface DelegatedAgent {
+  /** Agent id (= the child's session id). */
+  readonly id: string
+  /** The child's session log. */
+  readonly session: Session
+  /** Queues input for a new turn and wakes the child. */
+  followup(input: string): void
+  /** Cancels the child's running turn. */
+  cancel(cause?: CancelCause): void
+  /** Resolves when the child is idle. */
+  whenIdle(): Promise<void>
+  /** Releases the child's session (its writer and lock). */
+  dispose(): Promise<void>
 }
 
 /** A structured tool result. A plain string return is shorthand for `{content: string}`. */
