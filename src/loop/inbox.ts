@@ -14,7 +14,7 @@ export interface InboxObserver {
 }
 
 /**
- * The inbox: two ordered lists projected from durable `agent/inbox/spliced` events (reference §2). Every
+ * The inbox: two ordered lists projected from durable `agent/inbox/spliced` events (seed §4; docs/events.md). Every
  * change is logged first and applied second, so a crash never loses queued input and resume rebuilds it.
  */
 export class Inbox {

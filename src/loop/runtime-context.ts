@@ -14,7 +14,7 @@ const USER_MESSAGE: ReadonlySet<string> = new Set(['user/message'])
 type Retained = undefined | null | { readonly seq: number; readonly text: string | undefined }
 
 /**
- * Decides when a runtime-context snapshot message enters the log (reference §5.4): only when the rendered
+ * Decides when a runtime-context snapshot message enters the log (seed §4, LOOP-RUNTIME-CONTEXT): only when the rendered
  * text differs from the last snapshot still in history, and once as a "none any more" marker when it becomes
  * empty. It never appends itself: state moves only when a snapshot actually lands, so a rejected step does
  * not advance it.

@@ -27,7 +27,7 @@ interface Slot {
 }
 
 /**
- * Runs one step's tool calls (reference §6.7, periphery §D.3–D.5): `tool/call` logged and policy run strictly
+ * Runs one step's tool calls (seed §5; docs/architecture.md, "Tool calls: every call answered"): `tool/call` logged and policy run strictly
  * in model order; concurrency-safe bodies in a rolling pool (a new body starts as soon as any running one
  * settles); post-execute and the `tool/result` append at commit, strictly in model order; never-started calls
  * paired with `ABORTED_BEFORE_DISPATCH` results on abort. Tool and listener failures are results the model

@@ -29,7 +29,7 @@ export interface ToolOutcome {
 }
 
 /**
- * Policy for one call, in model order (periphery §D.3 steps 0–4): unknown tool, unparseable arguments,
+ * Policy for one call, in model order: unknown tool, unparseable arguments,
  * `tools/pre-execute`, and `tools/approve` for an ask. Returns an early result, or `undefined` to run the body.
  * Never throws: a throwing listener is a `TOOL_HOOK_FAILED` result, a failing or cancelled approver a denial
  * (`ABORTED_BEFORE_DISPATCH` when the turn is being cancelled) — the call still gets its result.
@@ -151,7 +151,7 @@ function toolContext(ctx: ToolStageContext, call: ToolCall): ToolContext {
 }
 
 /**
- * `tools/post-execute` at commit time, in model order (periphery §D.4). A throwing listener, or one that
+ * `tools/post-execute` at commit time, in model order. A throwing listener, or one that
  * returns something that is not a result, turns the result into a `TOOL_HOOK_FAILED` error.
  */
 export async function postExecuteToolCall(ctx: ToolStageContext, call: ToolCall, result: ToolCallResult): Promise<ToolCallResult> {
