@@ -3,7 +3,7 @@ import { createHookBus, type HookBus, type Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar, ListenerErrorReporter } from '../hooks/types.js'
 import { LlmRegistry } from '../llm/registry.js'
 import type { LlmAdapter, StreamChunk } from '../llm/types.js'
-import type { SessionEvent } from '../session/events.js'
+import { endsInsideTurn } from '../session/fork-point.js'
 import { closerEventsOfLog } from '../session/repair.js'
 import { eventLogOf } from '../session/event-log.js'
 import { Session, SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
@@ -288,15 +288,6 @@ function closeFailures(failures: readonly unknown[]): HarnessError {
   const code = first instanceof HarnessError ? first.code : 'UNKNOWN'
   const message = first instanceof Error ? first.message : String(first)
   return new HarnessError(`${message} (and ${failures.length - 1} more failure(s) while closing)`, code, { cause: new AggregateError(failures, 'harness.close() failures') })
-}
-
-function endsInsideTurn(events: readonly SessionEvent[]): boolean {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const type = (events[i] as SessionEvent).type
-    if (type === 'turn/end') return false
-    if (type === 'turn/start') return true
-  }
-  return false
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
