@@ -6,6 +6,7 @@ import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
 import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
+import { VerifiedLog, type LogFold } from './verified-log.js'
 import { refusingWiring, turnEndNotWritten, writeRefusal } from './write-failure.js'
 
 /** Current session format version (stored in every session header). */
@@ -79,9 +80,11 @@ export interface SessionOptions {
   readonly seed?: readonly SessionEvent[]
   /**
    * A stored log to adopt before `seed`, in compact form (`StoredSession.log`): validated like a seed, but its
-   * packed chunk runs are taken over as they are instead of being materialised into events.
+   * packed chunk runs are taken over as they are instead of being materialised into events. A
+   * {@link VerifiedLog} (what a store's check of the log returned, `StoredSession.verified`) is not walked
+   * again: the fold its check built is taken over.
    */
-  readonly log?: EventLog
+  readonly log?: EventLog | VerifiedLog
   /** Append `session/end-seed` after the seed (default false: a plain load). */
   readonly endSeed?: boolean
   /** Extra event types to accept in a seed without `ignorable`. */
@@ -90,25 +93,6 @@ export interface SessionOptions {
 }
 
 const ENVELOPE_KEYS = new Set(['type', 'seq', 'time', 'data', 'surfaceOp', 'sourceEventSeqs', 'ignorable'])
-
-/** What adopting a stored log ended with, kept by {@link validateStoredFold} for the Session that resumes it. */
-interface AdoptedFold {
-  /** The stored log's size when it was adopted (it must not have changed since). */
-  readonly length: number
-  readonly records: number
-  /** The event types the adoption accepted without `ignorable`. */
-  readonly known: ReadonlySet<string>
-  readonly log: EventLog
-  readonly surface: Surface
-  readonly header: RequestHeader | undefined
-  readonly context: { provider: string; model: string; contextWindow?: number } | undefined
-  readonly lastTurn: number
-  readonly openTurn: number | undefined
-}
-
-// Stored logs a store has validated, with the fold the validation built (taken over once, then dropped).
-const adoptedFolds = new WeakMap<EventLog, AdoptedFold>()
-let keepFold = false
 
 /**
  * An append-only session log with its incremental fold. The log is the only truth: the model-visible history
@@ -153,9 +137,10 @@ export class Session {
       ...options.header,
       id: this.id,
     })
-    const stored = options.log
-    const known = options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
-    const fold = stored === undefined ? undefined : takeFold(stored, known)
+    const verified = options.log instanceof VerifiedLog ? options.log : undefined
+    const stored = verified?.log ?? (options.log as EventLog | undefined)
+    const known = knownTypesOf(options)
+    const fold = verified?.takeFold(known)
     this.#log = fold?.log ?? new EventLog()
     this.#surface = fold?.surface ?? new Surface()
     if (fold !== undefined) {
@@ -171,15 +156,30 @@ export class Session {
           else this.#adopt(record, known)
         }
       }
-      if (keepFold && stored !== undefined && options.seed === undefined) {
-        const [length, records] = [stored.length, stored.records.length]
-        adoptedFolds.set(stored, { length, records, known, log: this.#log, surface: this.#surface, header: this.#header, context: this.#context, lastTurn: this.#lastTurn, openTurn: this.#openTurn })
-      }
       for (const event of options.seed ?? []) this.#adopt(event, known)
       const last = this.#log.typeAt(this.#log.length - 1)
       if (options.endSeed === true && last !== 'session/end-seed') this.append('session/end-seed', {})
     }
     this.#wiring = options.wiring
+  }
+
+  /**
+   * @internal Checks a stored log exactly as a Session built from it does (envelope, known types, surface
+   * rules) and returns it with the fold that check built, for the Session that resumes it to take over
+   * (`new Session({ log: verified })`) instead of walking the log again.
+   * @throws HarnessError `SESSION_CORRUPT` as the constructor
+   */
+  static verify(options: SessionOptions & { readonly log: EventLog }): VerifiedLog {
+    const checked = new Session({ ...options, seed: undefined, endSeed: false, wiring: undefined })
+    const fold: LogFold = {
+      log: checked.#log,
+      surface: checked.#surface,
+      header: checked.#header,
+      context: checked.#context,
+      lastTurn: checked.#lastTurn,
+      openTurn: checked.#openTurn,
+    }
+    return new VerifiedLog(options.log, knownTypesOf(options), fold)
   }
 
   /** Connects (or replaces) the persistence/validation/publication wiring. */
@@ -520,29 +520,9 @@ export class Session {
   }
 }
 
-/**
- * @internal Adopts a stored log into a throwaway Session, exactly as a Session built from it checks it
- * (`validateStoredLog`), and keeps the fold that ends with: the next Session built from the same unchanged `log`
- * (the harness's resume) takes it over instead of walking the log again, when it accepts every event type this
- * one accepted. Taken once; a second Session from the same log walks it.
- * @throws HarnessError `SESSION_CORRUPT` as the Session constructor
- */
-export function validateStoredFold(options: SessionOptions & { readonly log: EventLog }): void {
-  keepFold = true
-  try {
-    new Session({ ...options, seed: undefined, endSeed: false, wiring: undefined })
-  } finally {
-    keepFold = false
-  }
-}
-
-function takeFold(log: EventLog, known: ReadonlySet<string>): AdoptedFold | undefined {
-  const fold = adoptedFolds.get(log)
-  if (fold === undefined) return undefined
-  adoptedFolds.delete(log)
-  if (fold.length !== log.length || fold.records !== log.records.length) return undefined
-  if (fold.known !== known) for (const type of fold.known) if (!known.has(type)) return undefined
-  return fold
+/** The event types a session accepts without `ignorable`: the built-in ones and the options' extra ones. */
+function knownTypesOf(options: SessionOptions): ReadonlySet<string> {
+  return options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
 }
 
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */

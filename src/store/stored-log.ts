@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
 import { EventLog, eventLogOf } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
-import { validateStoredFold, type SessionHeader } from '../session/session.js'
+import { Session, type SessionHeader } from '../session/session.js'
+import type { VerifiedLog } from '../session/verified-log.js'
 import type { StoredSession, TailRepair } from './types.js'
 
 /** What session ids a file or row may be named after: the Session's own rule, so no id can escape a path. */
@@ -22,13 +23,15 @@ export function checkSessionId(id: string): void {
 /**
  * Validates a loaded log exactly as the harness will adopt it (envelope, known types, surface rules), so a
  * bad log is refused by the store with its location rather than later without one.
+ * @returns the log with the fold the check built: hand it on as `StoredSession.verified` (see
+ * {@link storedSession}) so the Session that resumes it does not walk it again
  * @param locate - "file:line" (or "db:row") of a seq
  * @throws HarnessError `SESSION_CORRUPT` prefixed with the location of the offending event
  */
-export function validateStoredLog(header: SessionHeader, events: EventLog | readonly SessionEvent[], locate: (seq: number) => string, knownTypes?: Iterable<string>): void {
+export function validateStoredLog(header: SessionHeader, events: EventLog | readonly SessionEvent[], locate: (seq: number) => string, knownTypes?: Iterable<string>): VerifiedLog {
   const log = events instanceof EventLog ? events : eventLogOf(events)
   try {
-    validateStoredFold({ id: header.id, header, log, ...(knownTypes !== undefined ? { knownTypes } : {}) })
+    return Session.verify({ id: header.id, header, log, ...(knownTypes !== undefined ? { knownTypes } : {}) })
   } catch (error) {
     if (!(error instanceof HarnessError) || error.code !== 'SESSION_CORRUPT') throw error
     // The Session names the seq in its message ("… at seq N: …"); map it to where that event is stored.
@@ -57,8 +60,10 @@ export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string
 /**
  * A {@link StoredSession} over a compact log: `log` as is, and `events` materialised from it on first read
  * (then the same array on every read), so a caller that adopts `log` never pays for a million event objects.
+ * Given the {@link VerifiedLog} its load's check returned, it carries that as `verified` (over the same log).
  */
-export function storedSession(header: SessionHeader, log: EventLog, tailRepair?: TailRepair): StoredSession {
+export function storedSession(header: SessionHeader, loaded: EventLog | VerifiedLog, tailRepair?: TailRepair): StoredSession {
+  const log = loaded instanceof EventLog ? loaded : loaded.log
   let events: SessionEvent[] | undefined
   const stored = {
     header,
@@ -70,5 +75,6 @@ export function storedSession(header: SessionHeader, log: EventLog, tailRepair?:
   }
   // Not enumerable: a stored session still compares and prints as {header, events, tailRepair?}.
   Object.defineProperty(stored, 'log', { value: log, enumerable: false })
+  if (!(loaded instanceof EventLog)) Object.defineProperty(stored, 'verified', { value: loaded, enumerable: false })
   return stored as StoredSession
 }

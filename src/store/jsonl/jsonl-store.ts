@@ -13,7 +13,7 @@ import { checkPrivateFile, ensurePrivateDir } from '../file-permissions.js'
 import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCommit } from '../group-commit.js'
 import { SessionDigest, summarizeSessionFile, summaryOf } from '../session-digest.js'
 import type { CommittedEvidence } from '../log-judgement.js'
-import { encodeRecordLines, headerRecord, loadSessionFile, type LoadedSessionFile, type ScannedSessionFile } from '../session-file.js'
+import { encodeRecordLines, headerRecord, loadSessionFile, type LoadedSessionFile } from '../session-file.js'
 import { SessionIndex } from './session-index.js'
 import { TextRunBuffer } from './text-run-buffer.js'
 import { sessionList } from '../session-list.js'
@@ -435,8 +435,8 @@ export function committedEvidence(index: SessionIndex, id: string): CommittedEvi
   }
 }
 
-function stored(scanned: ScannedSessionFile): StoredSession {
-  return storedSession(scanned.header, scanned.log, scanned.tailRepair)
+function stored(loaded: LoadedSessionFile): StoredSession {
+  return storedSession(loaded.header, loaded.verified, loaded.tailRepair)
 }
 
 function exists(id: string, path: string): HarnessError {
