@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { HarnessError } from '../errors/harness-error.js'
 import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
-import { markReplayStateFree } from '../llm/registry.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
+import { historyView, type HistoryView } from './history-view.js'
 import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
 import { VerifiedLog, type LogFold } from './verified-log.js'
@@ -112,7 +112,7 @@ export class Session {
   readonly #derived: Message[] = []
   #projectedNodes = 0
   #derivedGeneration = 0
-  #derivedView: readonly Message[] | undefined
+  #derivedView: HistoryView | undefined
   #replayStateMessages = 0
   #header: RequestHeader | undefined
   #context: { provider: string; model: string; contextWindow?: number } | undefined
@@ -408,15 +408,12 @@ export class Session {
 
   /**
    * The same history as {@link deriveMessages}, as one frozen array shared by every caller until the history
-   * changes (what the loop puts in a request: no per-attempt copy).
+   * changes (what the loop puts in a request: no per-attempt copy). It says whether any message carries replay
+   * state (`hasReplayState`), which the adapter boundary reads instead of scanning the history per request.
    */
-  deriveMessagesFrozen(): readonly Message[] {
+  deriveMessagesFrozen(): HistoryView {
     this.#catchUp()
-    if (this.#derivedView === undefined) {
-      this.#derivedView = Object.freeze(this.#derived.slice())
-      // Lets the adapter boundary skip its per-request scan for foreign replay state (O(history) otherwise).
-      if (this.#replayStateMessages === 0) markReplayStateFree(this.#derivedView)
-    }
+    this.#derivedView ??= historyView(this.#derived.slice(), this.#replayStateMessages > 0)
     return this.#derivedView
   }
 
