@@ -125,6 +125,8 @@ export class Session {
   #held: SessionEvent[] | undefined
   /** Why this session refuses every append (its log could not be written: see {@link settleTurnEnd}). */
   #refusal: HarnessError | undefined
+  /** The loop's chunk on its way through {@link #commitPipeline}, refilled for each one. */
+  readonly #pending: PendingChunk = { kind: 'text', seq: 0, time: 0, turn: 0, step: 0, chunk: NO_CHUNK, type: 'text-delta', index: 0, text: '' }
 
   constructor(options: SessionOptions = {}) {
     this.id = options.id ?? randomUUID()
@@ -308,54 +310,36 @@ export class Session {
     if (this.#publishing || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !(frozen || isDeepFrozenJson(chunk))) {
       return this.#append('assistant/chunk', Object.freeze({ turn, step, chunk }), undefined, true).seq
     }
-    const seq = this.#log.length
-    const time = Date.now()
     const wiring = this.#wiring
     const shown = chunkEventsWanted(wiring)
-    const compactStore = wiring?.persistChunk !== undefined
-    const event = shown || (!compactStore && wiring?.persist !== undefined) ? chunkEvent(seq, time, turn, step, chunk) : undefined
-    if (event !== undefined) this.#surface.validateNext(event, this.#log)
-    if (shown) wiring?.validate?.(this, event as SessionEvent)
-    if (compactStore) wiring?.persistChunk?.(this, seq, time, turn, step, chunk)
-    else if (event !== undefined) wiring?.persist?.(this, event)
-    this.#log.pushChunk(time, turn, step, chunk, shown ? event : undefined)
-    this.#surface.advance(1)
-    this.#eventsView = undefined
-    if (shown && wiring?.publish !== undefined) {
-      if (this.#held !== undefined) {
-        this.#held.push(event as SessionEvent)
-        return seq
-      }
-      this.#publishing = true
-      try {
-        wiring.publish(this, event as SessionEvent)
-      } finally {
-        this.#publishing = false
-      }
-    }
-    return seq
+    const pending = this.#pendingChunk(turn, step)
+    pending.kind = 'chunk'
+    pending.chunk = chunk
+    // The event object only for those who read one: a listener or validator, or a store without the compact path.
+    const needed = shown || (wiring?.persistChunk === undefined && wiring?.persist !== undefined)
+    const event = needed ? chunkEvent(pending.seq, pending.time, turn, step, chunk) : undefined
+    this.#commitPipeline(event, pending, shown ? VALIDATE | PUBLISH : 0)
+    return pending.seq
   }
 
   /**
    * @internal The loop's text or reasoning delta, given as its parts (`{type, index, text}`): the same event as
    * {@link appendChunk} of that chunk, but on the compact path no chunk object is made at all (the log and a
-   * store with `appendText` keep the bare text). Falls back to {@link appendChunk} whenever an event is wanted.
+   * store with `persistText` keep the bare text). Falls back to {@link appendChunk} whenever an event is wanted.
    * @returns the chunk's seq
    */
   appendText(turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): number {
     const wiring = this.#wiring
-    const shown = chunkEventsWanted(wiring)
-    if (this.#publishing || shown || wiring?.persistChunk === undefined || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
+    if (this.#publishing || wiring?.persistChunk === undefined || chunkEventsWanted(wiring) || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
       return this.appendChunk(turn, step, Object.freeze({ type, index, text }), true)
     }
-    const seq = this.#log.length
-    const time = Date.now()
-    if (wiring.persistText !== undefined) wiring.persistText(this, seq, time, turn, step, type, index, text)
-    else wiring.persistChunk(this, seq, time, turn, step, Object.freeze({ type, index, text }))
-    this.#log.pushText(time, turn, step, type, index, text)
-    this.#surface.advance(1)
-    this.#eventsView = undefined
-    return seq
+    const pending = this.#pendingChunk(turn, step)
+    pending.kind = 'text'
+    pending.type = type
+    pending.index = index
+    pending.text = text
+    this.#commitPipeline(undefined, pending, 0)
+    return pending.seq
   }
 
   #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean, provisional = false): SessionEvent {
@@ -372,28 +356,57 @@ export class Session {
     const legacy = legacyProblem(type, snapshot)
     if (legacy !== undefined) throw new HarnessError(`'${type}' refused: ${legacy}`, 'INVALID_EVENT')
     const event = buildEvent(type, this.#log.length, snapshot, options)
-    this.#surface.validateNext(event, this.#log)
-    const wiring = this.#wiring
-    if (guarded) wiring?.validate?.(this, event)
-    wiring?.persist?.(this, event)
-    this.#commit(event)
-    if (provisional && this.#held === undefined) {
-      this.#held = [event]
-      return event
-    }
-    if (wiring?.publish !== undefined) {
-      if (this.#held !== undefined) {
-        this.#held.push(event)
-        return event
-      }
-      this.#publishing = true
-      try {
-        wiring.publish(this, event)
-      } finally {
-        this.#publishing = false
-      }
-    }
+    this.#commitPipeline(event, undefined, (guarded ? VALIDATE : 0) | PUBLISH | (provisional ? PROVISIONAL : 0))
     return event
+  }
+
+  // The loop's next chunk, in the one record this session refills for each (a delta allocates nothing).
+  #pendingChunk(turn: number, step: number): PendingChunk {
+    const pending = this.#pending
+    pending.seq = this.#log.length
+    pending.time = Date.now()
+    pending.turn = turn
+    pending.step = step
+    return pending
+  }
+
+  /**
+   * The one commit pipeline every append takes: validate → persist → commit → publish. `event` is the event
+   * object (undefined for a chunk nobody needs as one), `chunk` the loop's compact chunk when it is one; the
+   * store gets that compact form when its wiring has one, the event otherwise. `steps` says whether the
+   * `validate` hook may veto (not for closers, nor for a chunk nobody listens to), whether the event is
+   * published, and whether it is a provisional `turn/end` (held with what follows until {@link settleTurnEnd}).
+   */
+  #commitPipeline(event: SessionEvent | undefined, chunk: PendingChunk | undefined, steps: number): void {
+    const wiring = this.#wiring
+    // validate: the session's own surface rules, then the wiring's veto. A throw leaves nothing behind.
+    if (event !== undefined) {
+      this.#surface.validateNext(event, this.#log)
+      if ((steps & VALIDATE) !== 0) wiring?.validate?.(this, event)
+    }
+    // persist: the store's buffer (a throw vetoes the append too).
+    if (chunk !== undefined && wiring?.persistChunk !== undefined) persistCompact(this, wiring, chunk)
+    else if (event !== undefined) wiring?.persist?.(this, event)
+    // commit
+    if (chunk === undefined) this.#commit(event as SessionEvent)
+    else this.#commitChunk(chunk, (steps & PUBLISH) !== 0 ? event : undefined)
+    // publish, in seq order: held behind a provisional turn/end until it settles.
+    if (event === undefined || (steps & PUBLISH) === 0) return
+    if ((steps & PROVISIONAL) !== 0 && this.#held === undefined) {
+      this.#held = [event]
+      return
+    }
+    if (wiring?.publish === undefined) return
+    if (this.#held !== undefined) {
+      this.#held.push(event)
+      return
+    }
+    this.#publishing = true
+    try {
+      wiring.publish(this, event)
+    } finally {
+      this.#publishing = false
+    }
   }
 
   /**
@@ -495,6 +508,14 @@ export class Session {
     this.#eventsView = undefined
   }
 
+  // A compact chunk joins the log's open run (with its event, when one was built for a listener to keep).
+  #commitChunk(chunk: PendingChunk, event: SessionEvent | undefined): void {
+    if (chunk.kind === 'text') this.#log.pushText(chunk.time, chunk.turn, chunk.step, chunk.type, chunk.index, chunk.text)
+    else this.#log.pushChunk(chunk.time, chunk.turn, chunk.step, chunk.chunk, event)
+    this.#surface.advance(1)
+    this.#eventsView = undefined
+  }
+
   #commit(event: SessionEvent): void {
     this.#log.push(event)
     this.#surface.apply(event)
@@ -520,6 +541,40 @@ export class Session {
 /** The event types a session accepts without `ignorable`: the built-in ones and the options' extra ones. */
 function knownTypesOf(options: SessionOptions): ReadonlySet<string> {
   return options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
+}
+
+// What a step of the commit pipeline does for one append (see Session#commitPipeline).
+/** The `validate` hook may veto it. */
+const VALIDATE = 1
+/** Listeners hear of it. */
+const PUBLISH = 2
+/** A provisional `turn/end`: held, with what follows, until the turn end settles. */
+const PROVISIONAL = 4
+
+/**
+ * The loop's streamed chunk as its parts, on its way through the commit pipeline: `kind` says which fields
+ * are live (`chunk` for a chunk, `type` / `index` / `text` for a text or reasoning delta).
+ */
+interface PendingChunk {
+  kind: 'chunk' | 'text'
+  seq: number
+  time: number
+  turn: number
+  step: number
+  chunk: StreamChunk
+  type: 'text-delta' | 'reasoning-delta'
+  index: number
+  text: string
+}
+
+const NO_CHUNK: StreamChunk = Object.freeze({ type: 'text-delta', index: 0, text: '' })
+
+/** The store's compact form of a chunk: its parts for a delta when the wiring takes them, else the chunk. */
+function persistCompact(session: Session, wiring: SessionWiring, pending: PendingChunk): void {
+  const { seq, time, turn, step } = pending
+  if (pending.kind === 'chunk') wiring.persistChunk?.(session, seq, time, turn, step, pending.chunk)
+  else if (wiring.persistText !== undefined) wiring.persistText(session, seq, time, turn, step, pending.type, pending.index, pending.text)
+  else wiring.persistChunk?.(session, seq, time, turn, step, Object.freeze({ type: pending.type, index: pending.index, text: pending.text }))
 }
 
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */
