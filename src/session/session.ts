@@ -7,7 +7,7 @@ import { historyView, type HistoryView } from './history-view.js'
 import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
 import { VerifiedLog, type LogFold } from './verified-log.js'
-import { refusingWiring, turnEndNotWritten, writeRefusal } from './write-failure.js'
+import { turnEndNotWritten, writeRefusal } from './write-failure.js'
 
 /** Current session format version (stored in every session header). */
 export const SESSION_FORMAT_VERSION = 1
@@ -575,6 +575,15 @@ function persistCompact(session: Session, wiring: SessionWiring, pending: Pendin
   if (pending.kind === 'chunk') wiring.persistChunk?.(session, seq, time, turn, step, pending.chunk)
   else if (wiring.persistText !== undefined) wiring.persistText(session, seq, time, turn, step, pending.type, pending.index, pending.text)
   else wiring.persistChunk?.(session, seq, time, turn, step, Object.freeze({ type: pending.type, index: pending.index, text: pending.text }))
+}
+
+/** A wiring that refuses every append with `refusal`: nothing is logged behind a batch the store lost. */
+function refusingWiring(refusal: HarnessError): SessionWiring {
+  const refuse = (): never => {
+    throw refusal
+  }
+  // No validate or publish: chunks take the compact path, whose persistChunk / persistText refuse too.
+  return { persist: refuse, persistChunk: refuse, persistText: refuse }
 }
 
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */
