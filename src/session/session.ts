@@ -4,10 +4,13 @@ import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lo
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
 import { historyView, type HistoryView } from './history-view.js'
-import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
+import { KNOWN_EVENT_TYPES, type RequestHeader, type SessionEvent, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
+import { buildEvent, corrupt, ENVELOPE_KEYS, legacyProblem, type AppendOptions } from './event-envelope.js'
 import { VerifiedLog, type LogFold } from './verified-log.js'
 import { turnEndNotWritten, writeRefusal } from './write-failure.js'
+
+export type { AppendOptions } from './event-envelope.js'
 
 /** Current session format version (stored in every session header). */
 export const SESSION_FORMAT_VERSION = 1
@@ -33,14 +36,6 @@ export interface SessionHeader {
   readonly agentProfile?: string
   /** How many delegations deep this session's agent is: absent (= 0) for a top-level session, 1 for a child, … */
   readonly delegationDepth?: number
-}
-
-/** Surface intent for the three surface types, or `ignorable` for a plugin's log-only type. */
-export interface AppendOptions {
-  readonly surfaceOp?: SurfaceOp
-  readonly sourceEventSeqs?: readonly number[]
-  /** Mark a plugin event skippable by readers that do not know its type. */
-  readonly ignorable?: true
 }
 
 /** Where a session sends each committed event, and who may veto one (wired by the harness and stores). */
@@ -91,8 +86,6 @@ export interface SessionOptions {
   readonly knownTypes?: Iterable<string>
   readonly wiring?: SessionWiring
 }
-
-const ENVELOPE_KEYS = new Set(['type', 'seq', 'time', 'data', 'surfaceOp', 'sourceEventSeqs', 'ignorable'])
 
 /**
  * An append-only session log with its incremental fold. The log is the only truth: the model-visible history
@@ -589,51 +582,4 @@ function refusingWiring(refusal: HarnessError): SessionWiring {
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */
 function chunkEventsWanted(wiring: SessionWiring | undefined): boolean {
   return wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
-}
-
-function buildEvent(type: string, seq: number, data: JsonValue, options: AppendOptions | undefined): SessionEvent {
-  const isSurface = SURFACE_TYPES.has(type)
-  if (isSurface && options?.surfaceOp === undefined) {
-    throw new HarnessError(`'${type}' is a surface event and needs a surfaceOp`, 'INVALID_EVENT')
-  }
-  if (isSurface && options?.ignorable === true) throw new HarnessError('a surface event cannot be ignorable', 'INVALID_EVENT')
-  const time = Date.now()
-  const surfaceOp = options?.surfaceOp === undefined ? undefined : (snapshotJsonFrozen(options.surfaceOp, 'surfaceOp') as SurfaceOp)
-  const sources = options?.sourceEventSeqs === undefined ? undefined : (snapshotJsonFrozen(options.sourceEventSeqs, 'sourceEventSeqs') as number[])
-  const ignorable = options?.ignorable === true
-  // Each shape is one literal, so V8 keeps every field in the object (adding keys afterwards would give each
-  // logged event an out-of-object property store). Key order is the envelope's: type seq time data surfaceOp
-  // sourceEventSeqs ignorable. data and surface parts are already deep-frozen: freezing the envelope completes it.
-  if (ignorable) {
-    if (surfaceOp === undefined && sources === undefined) return Object.freeze({ type, seq, time, data, ignorable: true })
-  } else if (surfaceOp === undefined) {
-    if (sources === undefined) return Object.freeze({ type, seq, time, data })
-  } else if (sources === undefined) {
-    return Object.freeze({ type, seq, time, data, surfaceOp })
-  } else {
-    return Object.freeze({ type, seq, time, data, surfaceOp, sourceEventSeqs: sources })
-  }
-  // Combinations the surface rules refuse right after (kept verbatim so the refusal names them).
-  const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { type, seq, time, data }
-  if (surfaceOp !== undefined) event.surfaceOp = surfaceOp
-  if (sources !== undefined) event.sourceEventSeqs = sources
-  if (ignorable) event.ignorable = true
-  return Object.freeze(event)
-}
-
-/**
- * Header shapes the log no longer accepts: delta headers (every header is a full snapshot, so a fold needs
- * only the latest) and reasons other than initial / resume / change (a `fallback` header would make a request
- * unreconstructable).
- */
-function legacyProblem(type: string, data: unknown): string | undefined {
-  if (type === 'request/header-delta') return 'delta headers are not supported: every request/header is a full snapshot'
-  if (type !== 'request/header') return undefined
-  const reason = (data as { reason?: unknown } | null)?.reason
-  if (reason !== 'initial' && reason !== 'resume' && reason !== 'change') return `request/header reason must be initial, resume or change, not ${JSON.stringify(reason)}`
-  return undefined
-}
-
-function corrupt(seq: number, why: string, cause?: unknown): HarnessError {
-  return new HarnessError(`session log is corrupt at seq ${seq}: ${why}`, 'SESSION_CORRUPT', { cause })
 }
