@@ -196,8 +196,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         const closers = closerEventsOfLog(log)
         for (const event of closers) stored.writer.append(event)
         if (closers.length > 0) await stored.writer.flush()
-        // The store's checked log carries the fold its check built: the session takes that over, no second walk.
-        const session = new Session({ id: sessionId, header: stored.header, log: stored.verified ?? log, seed: closers })
+        const session = new Session({ id: sessionId, header: stored.header, log, seed: closers })
         const last = session.requestHeader()?.config
         const merged = { provider: last?.provider ?? '', model: last?.model ?? '', cwd: stored.header.cwd, ...stripUndefined(overrides), sessionId }
         if (merged.provider === '' || merged.model === '') {

@@ -75,11 +75,11 @@ export interface SessionOptions {
   readonly seed?: readonly SessionEvent[]
   /**
    * A stored log to adopt before `seed`, in compact form (`StoredSession.log`): validated like a seed, but its
-   * packed chunk runs are taken over as they are instead of being materialised into events. A
-   * {@link VerifiedLog} (what a store's check of the log returned, `StoredSession.verified`) is not walked
-   * again: the fold its check built is taken over.
+   * packed chunk runs are taken over as they are instead of being materialised into events. A log the store
+   * checked when it loaded it (the built-in file stores' `StoredSession.log`) is not walked again: the fold
+   * its check built is taken over.
    */
-  readonly log?: EventLog | VerifiedLog
+  readonly log?: EventLog
   /** Append `session/end-seed` after the seed (default false: a plain load). */
   readonly endSeed?: boolean
   /** Extra event types to accept in a seed without `ignorable`. */
@@ -132,10 +132,9 @@ export class Session {
       ...options.header,
       id: this.id,
     })
-    const verified = options.log instanceof VerifiedLog ? options.log : undefined
-    const stored = verified?.log ?? (options.log as EventLog | undefined)
+    const stored = options.log
     const known = knownTypesOf(options)
-    const fold = verified?.takeFold(known)
+    const fold = stored instanceof VerifiedLog ? stored.takeFold(known) : undefined
     this.#log = fold?.log ?? new EventLog()
     this.#surface = fold?.surface ?? new Surface()
     if (fold !== undefined) {
@@ -161,7 +160,8 @@ export class Session {
   /**
    * @internal Checks a stored log exactly as a Session built from it does (envelope, known types, surface
    * rules) and returns it with the fold that check built, for the Session that resumes it to take over
-   * (`new Session({ log: verified })`) instead of walking the log again.
+   * (`new Session({ log: verified })`) instead of walking the log again. The returned log holds the same
+   * records as `options.log`, which is left as it was.
    * @throws HarnessError `SESSION_CORRUPT` as the constructor
    */
   static verify(options: SessionOptions & { readonly log: EventLog }): VerifiedLog {

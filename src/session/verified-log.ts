@@ -1,4 +1,4 @@
-import type { EventLog } from './event-log.js'
+import { EventLog } from './event-log.js'
 import type { RequestHeader } from './events.js'
 import type { Surface } from './surface.js'
 
@@ -14,26 +14,30 @@ export interface LogFold {
 }
 
 /**
- * A stored log a store has checked exactly as a Session adopts it, with the fold that check built. A Session
- * given it (`new Session({ log: verified })`) takes the fold over instead of walking the log a second time — once:
- * the fold becomes that session's own state, so a second Session from the same value walks `log` again, as it
- * also does when `log` changed since the check or the new session does not accept every type the check did.
+ * A stored log a store has checked exactly as a Session adopts it: the same records as the log checked, and the
+ * fold that check built. It is an {@link EventLog} (a store returns it as `StoredSession.log`), so a Session given
+ * it (`new Session({ log })`, `resumeAgent`) takes the fold over instead of walking the log a second time —
+ * once: the fold becomes that session's own state, so a second Session from the same log walks it, as it also
+ * does when the log changed since the check or the new session does not accept every type the check did.
  * @internal
  */
-export class VerifiedLog {
-  /** The stored log that was checked (it stays the store's: the fold holds its own log). */
-  readonly log: EventLog
+export class VerifiedLog extends EventLog {
   /** The event types the check accepted without `ignorable`. */
   readonly known: ReadonlySet<string>
   readonly #length: number
   readonly #records: number
   #fold: LogFold | undefined
 
-  constructor(log: EventLog, known: ReadonlySet<string>, fold: LogFold) {
-    this.log = log
+  /**
+   * @param checked - the log that was checked (this log holds its records; `checked` stays as it was)
+   * @param fold - what adopting `checked` ended with (its own log, not `checked`)
+   */
+  constructor(checked: EventLog, known: ReadonlySet<string>, fold: LogFold) {
+    super()
+    this.copyRecordsOf(checked)
     this.known = known
-    this.#length = log.length
-    this.#records = log.records.length
+    this.#length = this.length
+    this.#records = this.records.length
     this.#fold = fold
   }
 
@@ -44,7 +48,7 @@ export class VerifiedLog {
   takeFold(known: ReadonlySet<string>): LogFold | undefined {
     const fold = this.#fold
     this.#fold = undefined
-    if (fold === undefined || this.#length !== this.log.length || this.#records !== this.log.records.length) return undefined
+    if (fold === undefined || this.#length !== this.length || this.#records !== this.records.length) return undefined
     if (this.known !== known) for (const type of this.known) if (!known.has(type)) return undefined
     return fold
   }

@@ -23,8 +23,8 @@ export function checkSessionId(id: string): void {
 /**
  * Validates a loaded log exactly as the harness will adopt it (envelope, known types, surface rules), so a
  * bad log is refused by the store with its location rather than later without one.
- * @returns the log with the fold the check built: hand it on as `StoredSession.verified` (see
- * {@link storedSession}) so the Session that resumes it does not walk it again
+ * @returns the same log with the fold the check built: return that as `StoredSession.log` so the Session that
+ * resumes it does not walk it again
  * @param locate - "file:line" (or "db:row") of a seq
  * @throws HarnessError `SESSION_CORRUPT` prefixed with the location of the offending event
  */
@@ -60,10 +60,8 @@ export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string
 /**
  * A {@link StoredSession} over a compact log: `log` as is, and `events` materialised from it on first read
  * (then the same array on every read), so a caller that adopts `log` never pays for a million event objects.
- * Given the {@link VerifiedLog} its load's check returned, it carries that as `verified` (over the same log).
  */
-export function storedSession(header: SessionHeader, loaded: EventLog | VerifiedLog, tailRepair?: TailRepair): StoredSession {
-  const log = loaded instanceof EventLog ? loaded : loaded.log
+export function storedSession(header: SessionHeader, log: EventLog, tailRepair?: TailRepair): StoredSession {
   let events: SessionEvent[] | undefined
   const stored = {
     header,
@@ -75,6 +73,5 @@ export function storedSession(header: SessionHeader, loaded: EventLog | Verified
   }
   // Not enumerable: a stored session still compares and prints as {header, events, tailRepair?}.
   Object.defineProperty(stored, 'log', { value: log, enumerable: false })
-  if (!(loaded instanceof EventLog)) Object.defineProperty(stored, 'verified', { value: loaded, enumerable: false })
   return stored as StoredSession
 }

@@ -1,6 +1,5 @@
 import type { SessionWriter } from '../session/session-writer.js'
 import type { EventLog } from '../session/event-log.js'
-import type { VerifiedLog } from '../session/verified-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 
@@ -26,11 +25,6 @@ export interface StoredSession {
    * `events` from it only when it is first read.
    */
   readonly log?: EventLog
-  /**
-   * @internal `log` as the store's load checked it, with the fold that check built: the harness resumes from it
-   * (`new Session({ log: verified })`) so the log is walked once, not twice. Absent from stores that do not check.
-   */
-  readonly verified?: VerifiedLog
   /**
    * Set when a torn or garbage tail (an interrupted write: never a flushed event) was cut off while loading.
    * `open` also truncates the stored file; `read` only skips it.
