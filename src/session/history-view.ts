@@ -11,11 +11,15 @@ export interface HistoryView extends ReadonlyArray<Message> {
   readonly hasReplayState: boolean
 }
 
+// The flag's two descriptors, made once: a view is made on every history change (once per step).
+const CARRIES_REPLAY_STATE: PropertyDescriptor = Object.freeze({ value: true })
+const NO_REPLAY_STATE: PropertyDescriptor = Object.freeze({ value: false })
+
 /**
  * Freezes `messages` (a fresh array the caller hands over) into a {@link HistoryView}. The flag is a
  * non-enumerable own property: the view still compares, prints and serialises as the plain array of messages.
  */
 export function historyView(messages: Message[], hasReplayState: boolean): HistoryView {
-  Object.defineProperty(messages, 'hasReplayState', { value: hasReplayState })
+  Object.defineProperty(messages, 'hasReplayState', hasReplayState ? CARRIES_REPLAY_STATE : NO_REPLAY_STATE)
   return Object.freeze(messages) as unknown as HistoryView
 }
