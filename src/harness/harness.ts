@@ -2,8 +2,8 @@ import { HarnessError } from '../errors/harness-error.js'
 import { createHookBus, type HookBus, type Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar, ListenerErrorReporter } from '../hooks/types.js'
 import { LlmRegistry } from '../llm/registry.js'
-import type { LlmAdapter, StreamChunk } from '../llm/types.js'
-import type { SessionEvent } from '../session/events.js'
+import type { LlmAdapter } from '../llm/types.js'
+import { endsInsideTurn } from '../session/fork-point.js'
 import { closerEventsOfLog } from '../session/repair.js'
 import { eventLogOf } from '../session/event-log.js'
 import { Session, SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
@@ -15,6 +15,7 @@ import { Agent, type AgentOptions } from '../loop/agent.js'
 import type { LedgerHooks } from '../loop/hook-types.js'
 import { delegationOf, findChildProfile, isOfferedAtDepth } from '../loop/delegation.js'
 import { PromptRegistry } from '../loop/prompt.js'
+import { wireSessionToWriter } from './session-writer-adapter.js'
 
 /** Options of {@link createHarness}. */
 export interface HarnessOptions {
@@ -135,31 +136,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       onDisposed: (a) => agents.delete(a),
       initiatorScope: options.initiatorScope === true,
     })
-    // Plugins installed later may add validators: resolve the guard per append instead of once.
-    // Runs for every event (chunks included): build hook payloads only when someone listens.
-    session.wire({
-      validate: (s, event) => {
-        if (hooks.has('session/validate')) hooks.guard('session/validate', { session: s, event }, s.id)
-      },
-      persist: (_s, event) => writer.append(event),
-      ...(writer.appendChunk !== undefined
-        ? { persistChunk: (_s: Session, seq: number, time: number, turn: number, step: number, chunk: StreamChunk) => writer.appendChunk?.(seq, time, turn, step, chunk) }
-        : {}),
-      ...(writer.appendText !== undefined
-        ? {
-            persistText: (_s: Session, seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string) =>
-              writer.appendText?.(seq, time, turn, step, type, index, text),
-          }
-        : {}),
-      // Chunks are not runtime-context snapshots (agent.observe ignores them): only listeners need their events.
-      wantsChunkEvents: () => hooks.has('session/validate') || hooks.has('session/event'),
-      publish: (s, event) => {
-        agent.observe(event)
-        if (hooks.has('session/event')) hooks.emit('session/event', { session: s, event }, s.id)
-      },
-    })
-    // A store that keeps sessions in memory holds this session's own log instead of a second copy.
-    writer.shareLog?.(session.log)
+    wireSessionToWriter(session, writer, hooks, (event) => agent.observe(event))
     agents.add(agent)
     return agent
   }
@@ -295,15 +272,6 @@ function closeFailures(failures: readonly unknown[]): HarnessError {
   const code = first instanceof HarnessError ? first.code : 'UNKNOWN'
   const message = first instanceof Error ? first.message : String(first)
   return new HarnessError(`${message} (and ${failures.length - 1} more failure(s) while closing)`, code, { cause: new AggregateError(failures, 'harness.close() failures') })
-}
-
-function endsInsideTurn(events: readonly SessionEvent[]): boolean {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const type = (events[i] as SessionEvent).type
-    if (type === 'turn/end') return false
-    if (type === 'turn/start') return true
-  }
-  return false
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -230,7 +230,7 @@ export class LlmRegistry {
 
   /** Replay state is adapter-private: strip it from history produced by another adapter. */
   #withoutForeignReplayState(request: GenerateOptions, target: LlmAdapter): GenerateOptions {
-    if (replayStateFree.has(request.messages)) return request
+    if (saysNoReplayState(request.messages)) return request
     const foreign = (m: Message): boolean =>
       m.source.kind === 'model' && m.source.replayState !== undefined && this.#adapters.get(m.source.provider) !== target
     if (!request.messages.some(foreign)) return request
@@ -243,18 +243,17 @@ export class LlmRegistry {
   }
 }
 
-const replayStateFree = new WeakSet<readonly Message[]>()
-
 function noAdapter(request: GenerateOptions): LlmFailure {
   return { message: `no adapter is registered for provider '${request.provider}'`, code: 'NO_ADAPTER' }
 }
 
 /**
- * Marks a frozen history array as carrying no replay state, so requests built on it skip the foreign
- * replay-state scan (the session log knows this incrementally; a scan would cost O(history) per request).
+ * Whether a request's history says it carries no replay state: the session's history view has a
+ * `hasReplayState` flag its fold keeps (a scan would cost O(history) per request). Only a frozen array is
+ * believed, since nothing can be added to it after the flag was set.
  */
-export function markReplayStateFree(messages: readonly Message[]): void {
-  if (Object.isFrozen(messages)) replayStateFree.add(messages)
+function saysNoReplayState(messages: readonly Message[] & { readonly hasReplayState?: boolean }): boolean {
+  return messages.hasReplayState === false && Object.isFrozen(messages)
 }
 
 /**

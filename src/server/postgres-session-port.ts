@@ -1,6 +1,7 @@
 import { HarnessError } from '../errors/harness-error.js'
 import type { SessionEvent } from '../session/events.js'
 import { Session } from '../session/session.js'
+import { endsInsideTurn } from '../session/fork-point.js'
 // Types only: `ledgerloop/server` must load without the optional `pg` package.
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import type {
@@ -271,13 +272,4 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   #checkOpen(): void {
     if (this.#closed) throw new HarnessError('the server is shutting down', 'HARNESS_CLOSED')
   }
-}
-
-function endsInsideTurn(events: readonly SessionEvent[]): boolean {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const type = (events[i] as SessionEvent).type
-    if (type === 'turn/end') return false
-    if (type === 'turn/start') return true
-  }
-  return false
 }

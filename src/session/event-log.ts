@@ -265,6 +265,17 @@ export class EventLog {
     return out
   }
 
+  /**
+   * @internal Makes this (empty) log a {@link snapshot} of `source`: the same records, `source`'s open run
+   * sealed first. For a subclass that is a log with something more (a verified log and its fold).
+   */
+  protected copyRecordsOf(source: EventLog): void {
+    source.seal()
+    this.#records = source.#records.slice()
+    this.#starts = source.#starts.slice()
+    this.#length = source.#length
+  }
+
   /** A read-only copy holding the same records (the open run is sealed first, so the copy never grows). */
   snapshot(): EventLog {
     this.seal()

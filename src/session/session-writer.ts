@@ -3,27 +3,58 @@ import type { EventLog } from './event-log.js'
 import type { SessionEvent } from './events.js'
 
 /**
- * The writer of one open session: appends are buffered (cheap, synchronous) and made durable by `flush()`
- * (group commit). Holding a writer means holding the session's single-writer lock.
+ * The event `{type:'assistant/chunk', seq, time, data:{turn, step, chunk}}` as its parts, with no event object:
+ * how a streamed chunk reaches a writer that takes compact records. `chunk` is deep-frozen lossless JSON.
  */
-export interface SessionWriter {
-  /** Buffers one committed event (seq must be the next one). Throws when the writer is closed. */
-  append(event: SessionEvent): void
+export interface ChunkRecord {
+  readonly kind: 'chunk'
+  readonly seq: number
+  readonly time: number
+  readonly turn: number
+  readonly step: number
+  readonly chunk: StreamChunk
+}
+
+/**
+ * A {@link ChunkRecord} whose chunk is a text or reasoning delta `{type, index, text}` (exactly these keys),
+ * given as its parts: no chunk object either, so a store can pack the bare text.
+ */
+export interface TextRecord {
+  readonly kind: 'text'
+  readonly seq: number
+  readonly time: number
+  readonly turn: number
+  readonly step: number
+  readonly type: 'text-delta' | 'reasoning-delta'
+  readonly index: number
+  readonly text: string
+}
+
+/** What a writer is handed: a committed event, or (to a writer that takes them) a streamed chunk as its parts. */
+export type SessionRecord = SessionEvent | ChunkRecord | TextRecord
+
+/**
+ * The writer of one open session: appends are buffered (cheap, synchronous) and made durable by `flush()`
+ * (group commit). Holding a writer means holding the session's single-writer lock. `R` is what `append`
+ * takes: events only (the default), or every {@link SessionRecord} for a writer that sets `compactRecords`.
+ */
+export interface SessionWriter<R extends SessionRecord = SessionEvent> {
   /**
-   * Optional compact form of `append` for a streamed chunk: the event
-   * `{type:'assistant/chunk', seq, time, data:{turn, step, chunk}}` without the event object (`chunk` is
-   * deep-frozen lossless JSON). A writer without it receives such chunks through `append`.
+   * Buffers one committed record; its seq must be the next one. Throws when the writer is closed. A compact
+   * record ({@link ChunkRecord}, {@link TextRecord}, told apart by `kind`) is only valid during the call: the
+   * caller reuses the object for the next chunk, so a writer copies what it keeps.
    */
-  appendChunk?(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): void
+  append(record: R): void
   /**
-   * Optional compact form of `appendChunk` for a text or reasoning delta given as its parts (the chunk
-   * `{type, index, text}`, exactly these keys). A writer without it receives such chunks through `appendChunk`.
+   * Set (true) by a writer whose `append` takes compact records too: the loop's streamed chunks then reach it as
+   * {@link ChunkRecord} / {@link TextRecord} with no event object built. A writer without it gets every
+   * record as a {@link SessionEvent}.
    */
-  appendText?(seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void
+  readonly compactRecords?: boolean
   /**
-   * @internal Optional: the harness offers the open session's own compact log, which from now on receives
-   * every event right after this writer took it (`append` / `appendChunk` / `appendText` are called first). A store that
-   * keeps its sessions in memory may hold that log instead of a copy, and must stop sharing it when the
+   * Optional: the harness offers the open session's own compact log once, when it wires the session to this
+   * writer. From then on the log receives every record right after this writer's `append` took it. A store
+   * that keeps its sessions in memory may hold that log instead of a copy, and must stop sharing it when the
    * writer closes. Ignoring the offer is always correct.
    */
   shareLog?(log: EventLog): void
@@ -31,4 +62,12 @@ export interface SessionWriter {
   flush(): Promise<void>
   /** Flushes, then releases the lock. Idempotent. */
   close(): Promise<void>
+}
+
+/** A writer that takes compact records (see `SessionWriter.compactRecords`). */
+export type CompactSessionWriter = SessionWriter<SessionRecord> & { readonly compactRecords: true }
+
+/** Whether `writer` takes compact records in `append` (it says so with `compactRecords`). */
+export function takesCompactRecords(writer: SessionWriter): writer is SessionWriter & CompactSessionWriter {
+  return writer.compactRecords === true
 }

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { HarnessError } from '../errors/harness-error.js'
 import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
-import { markReplayStateFree } from '../llm/registry.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
-import { KNOWN_EVENT_TYPES, SURFACE_TYPES, type RequestHeader, type SessionEvent, type SurfaceOp, type TurnEndReason } from './events.js'
+import { historyView, type HistoryView } from './history-view.js'
+import { KNOWN_EVENT_TYPES, type RequestHeader, type SessionEvent, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
-import { refusingWiring, turnEndNotWritten, writeRefusal } from './write-failure.js'
+import { buildEvent, corrupt, ENVELOPE_KEYS, legacyProblem, type AppendOptions } from './event-envelope.js'
+import { VerifiedLog, type LogFold } from './verified-log.js'
+import { turnEndNotWritten, writeRefusal } from './write-failure.js'
+
+export type { AppendOptions } from './event-envelope.js'
 
 /** Current session format version (stored in every session header). */
 export const SESSION_FORMAT_VERSION = 1
@@ -32,14 +36,6 @@ export interface SessionHeader {
   readonly agentProfile?: string
   /** How many delegations deep this session's agent is: absent (= 0) for a top-level session, 1 for a child, … */
   readonly delegationDepth?: number
-}
-
-/** Surface intent for the three surface types, or `ignorable` for a plugin's log-only type. */
-export interface AppendOptions {
-  readonly surfaceOp?: SurfaceOp
-  readonly sourceEventSeqs?: readonly number[]
-  /** Mark a plugin event skippable by readers that do not know its type. */
-  readonly ignorable?: true
 }
 
 /** Where a session sends each committed event, and who may veto one (wired by the harness and stores). */
@@ -79,7 +75,9 @@ export interface SessionOptions {
   readonly seed?: readonly SessionEvent[]
   /**
    * A stored log to adopt before `seed`, in compact form (`StoredSession.log`): validated like a seed, but its
-   * packed chunk runs are taken over as they are instead of being materialised into events.
+   * packed chunk runs are taken over as they are instead of being materialised into events. A log the store
+   * checked when it loaded it (the built-in file stores' `StoredSession.log`) is not walked again: the fold
+   * its check built is taken over.
    */
   readonly log?: EventLog
   /** Append `session/end-seed` after the seed (default false: a plain load). */
@@ -88,27 +86,6 @@ export interface SessionOptions {
   readonly knownTypes?: Iterable<string>
   readonly wiring?: SessionWiring
 }
-
-const ENVELOPE_KEYS = new Set(['type', 'seq', 'time', 'data', 'surfaceOp', 'sourceEventSeqs', 'ignorable'])
-
-/** What adopting a stored log ended with, kept by {@link validateStoredFold} for the Session that resumes it. */
-interface AdoptedFold {
-  /** The stored log's size when it was adopted (it must not have changed since). */
-  readonly length: number
-  readonly records: number
-  /** The event types the adoption accepted without `ignorable`. */
-  readonly known: ReadonlySet<string>
-  readonly log: EventLog
-  readonly surface: Surface
-  readonly header: RequestHeader | undefined
-  readonly context: { provider: string; model: string; contextWindow?: number } | undefined
-  readonly lastTurn: number
-  readonly openTurn: number | undefined
-}
-
-// Stored logs a store has validated, with the fold the validation built (taken over once, then dropped).
-const adoptedFolds = new WeakMap<EventLog, AdoptedFold>()
-let keepFold = false
 
 /**
  * An append-only session log with its incremental fold. The log is the only truth: the model-visible history
@@ -128,7 +105,7 @@ export class Session {
   readonly #derived: Message[] = []
   #projectedNodes = 0
   #derivedGeneration = 0
-  #derivedView: readonly Message[] | undefined
+  #derivedView: HistoryView | undefined
   #replayStateMessages = 0
   #header: RequestHeader | undefined
   #context: { provider: string; model: string; contextWindow?: number } | undefined
@@ -141,6 +118,8 @@ export class Session {
   #held: SessionEvent[] | undefined
   /** Why this session refuses every append (its log could not be written: see {@link settleTurnEnd}). */
   #refusal: HarnessError | undefined
+  /** The loop's chunk on its way through {@link #commitPipeline}, refilled for each one. */
+  readonly #pending: PendingChunk = { kind: 'text', seq: 0, time: 0, turn: 0, step: 0, chunk: NO_CHUNK, type: 'text-delta', index: 0, text: '' }
 
   constructor(options: SessionOptions = {}) {
     this.id = options.id ?? randomUUID()
@@ -154,8 +133,8 @@ export class Session {
       id: this.id,
     })
     const stored = options.log
-    const known = options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
-    const fold = stored === undefined ? undefined : takeFold(stored, known)
+    const known = knownTypesOf(options)
+    const fold = stored instanceof VerifiedLog ? stored.takeFold(known) : undefined
     this.#log = fold?.log ?? new EventLog()
     this.#surface = fold?.surface ?? new Surface()
     if (fold !== undefined) {
@@ -171,15 +150,31 @@ export class Session {
           else this.#adopt(record, known)
         }
       }
-      if (keepFold && stored !== undefined && options.seed === undefined) {
-        const [length, records] = [stored.length, stored.records.length]
-        adoptedFolds.set(stored, { length, records, known, log: this.#log, surface: this.#surface, header: this.#header, context: this.#context, lastTurn: this.#lastTurn, openTurn: this.#openTurn })
-      }
       for (const event of options.seed ?? []) this.#adopt(event, known)
       const last = this.#log.typeAt(this.#log.length - 1)
       if (options.endSeed === true && last !== 'session/end-seed') this.append('session/end-seed', {})
     }
     this.#wiring = options.wiring
+  }
+
+  /**
+   * @internal Checks a stored log exactly as a Session built from it does (envelope, known types, surface
+   * rules) and returns it with the fold that check built, for the Session that resumes it to take over
+   * (`new Session({ log: verified })`) instead of walking the log again. The returned log holds the same
+   * records as `options.log`, which is left as it was.
+   * @throws HarnessError `SESSION_CORRUPT` as the constructor
+   */
+  static verify(options: SessionOptions & { readonly log: EventLog }): VerifiedLog {
+    const checked = new Session({ ...options, seed: undefined, endSeed: false, wiring: undefined })
+    const fold: LogFold = {
+      log: checked.#log,
+      surface: checked.#surface,
+      header: checked.#header,
+      context: checked.#context,
+      lastTurn: checked.#lastTurn,
+      openTurn: checked.#openTurn,
+    }
+    return new VerifiedLog(options.log, knownTypesOf(options), fold)
   }
 
   /** Connects (or replaces) the persistence/validation/publication wiring. */
@@ -308,54 +303,36 @@ export class Session {
     if (this.#publishing || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !(frozen || isDeepFrozenJson(chunk))) {
       return this.#append('assistant/chunk', Object.freeze({ turn, step, chunk }), undefined, true).seq
     }
-    const seq = this.#log.length
-    const time = Date.now()
     const wiring = this.#wiring
     const shown = chunkEventsWanted(wiring)
-    const compactStore = wiring?.persistChunk !== undefined
-    const event = shown || (!compactStore && wiring?.persist !== undefined) ? chunkEvent(seq, time, turn, step, chunk) : undefined
-    if (event !== undefined) this.#surface.validateNext(event, this.#log)
-    if (shown) wiring?.validate?.(this, event as SessionEvent)
-    if (compactStore) wiring?.persistChunk?.(this, seq, time, turn, step, chunk)
-    else if (event !== undefined) wiring?.persist?.(this, event)
-    this.#log.pushChunk(time, turn, step, chunk, shown ? event : undefined)
-    this.#surface.advance(1)
-    this.#eventsView = undefined
-    if (shown && wiring?.publish !== undefined) {
-      if (this.#held !== undefined) {
-        this.#held.push(event as SessionEvent)
-        return seq
-      }
-      this.#publishing = true
-      try {
-        wiring.publish(this, event as SessionEvent)
-      } finally {
-        this.#publishing = false
-      }
-    }
-    return seq
+    const pending = this.#pendingChunk(turn, step)
+    pending.kind = 'chunk'
+    pending.chunk = chunk
+    // The event object only for those who read one: a listener or validator, or a store without the compact path.
+    const needed = shown || (wiring?.persistChunk === undefined && wiring?.persist !== undefined)
+    const event = needed ? chunkEvent(pending.seq, pending.time, turn, step, chunk) : undefined
+    this.#commitPipeline(event, pending, shown ? VALIDATE | PUBLISH : 0)
+    return pending.seq
   }
 
   /**
    * @internal The loop's text or reasoning delta, given as its parts (`{type, index, text}`): the same event as
    * {@link appendChunk} of that chunk, but on the compact path no chunk object is made at all (the log and a
-   * store with `appendText` keep the bare text). Falls back to {@link appendChunk} whenever an event is wanted.
+   * store with `persistText` keep the bare text). Falls back to {@link appendChunk} whenever an event is wanted.
    * @returns the chunk's seq
    */
   appendText(turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): number {
     const wiring = this.#wiring
-    const shown = chunkEventsWanted(wiring)
-    if (this.#publishing || shown || wiring?.persistChunk === undefined || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
+    if (this.#publishing || wiring?.persistChunk === undefined || chunkEventsWanted(wiring) || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
       return this.appendChunk(turn, step, Object.freeze({ type, index, text }), true)
     }
-    const seq = this.#log.length
-    const time = Date.now()
-    if (wiring.persistText !== undefined) wiring.persistText(this, seq, time, turn, step, type, index, text)
-    else wiring.persistChunk(this, seq, time, turn, step, Object.freeze({ type, index, text }))
-    this.#log.pushText(time, turn, step, type, index, text)
-    this.#surface.advance(1)
-    this.#eventsView = undefined
-    return seq
+    const pending = this.#pendingChunk(turn, step)
+    pending.kind = 'text'
+    pending.type = type
+    pending.index = index
+    pending.text = text
+    this.#commitPipeline(undefined, pending, 0)
+    return pending.seq
   }
 
   #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean, provisional = false): SessionEvent {
@@ -372,28 +349,57 @@ export class Session {
     const legacy = legacyProblem(type, snapshot)
     if (legacy !== undefined) throw new HarnessError(`'${type}' refused: ${legacy}`, 'INVALID_EVENT')
     const event = buildEvent(type, this.#log.length, snapshot, options)
-    this.#surface.validateNext(event, this.#log)
-    const wiring = this.#wiring
-    if (guarded) wiring?.validate?.(this, event)
-    wiring?.persist?.(this, event)
-    this.#commit(event)
-    if (provisional && this.#held === undefined) {
-      this.#held = [event]
-      return event
-    }
-    if (wiring?.publish !== undefined) {
-      if (this.#held !== undefined) {
-        this.#held.push(event)
-        return event
-      }
-      this.#publishing = true
-      try {
-        wiring.publish(this, event)
-      } finally {
-        this.#publishing = false
-      }
-    }
+    this.#commitPipeline(event, undefined, (guarded ? VALIDATE : 0) | PUBLISH | (provisional ? PROVISIONAL : 0))
     return event
+  }
+
+  // The loop's next chunk, in the one record this session refills for each (a delta allocates nothing).
+  #pendingChunk(turn: number, step: number): PendingChunk {
+    const pending = this.#pending
+    pending.seq = this.#log.length
+    pending.time = Date.now()
+    pending.turn = turn
+    pending.step = step
+    return pending
+  }
+
+  /**
+   * The one commit pipeline every append takes: validate → persist → commit → publish. `event` is the event
+   * object (undefined for a chunk nobody needs as one), `chunk` the loop's compact chunk when it is one; the
+   * store gets that compact form when its wiring has one, the event otherwise. `steps` says whether the
+   * `validate` hook may veto (not for closers, nor for a chunk nobody listens to), whether the event is
+   * published, and whether it is a provisional `turn/end` (held with what follows until {@link settleTurnEnd}).
+   */
+  #commitPipeline(event: SessionEvent | undefined, chunk: PendingChunk | undefined, steps: number): void {
+    const wiring = this.#wiring
+    // validate: the session's own surface rules, then the wiring's veto. A throw leaves nothing behind.
+    if (event !== undefined) {
+      this.#surface.validateNext(event, this.#log)
+      if ((steps & VALIDATE) !== 0) wiring?.validate?.(this, event)
+    }
+    // persist: the store's buffer (a throw vetoes the append too).
+    if (chunk !== undefined && wiring?.persistChunk !== undefined) persistCompact(this, wiring, chunk)
+    else if (event !== undefined) wiring?.persist?.(this, event)
+    // commit
+    if (chunk === undefined) this.#commit(event as SessionEvent)
+    else this.#commitChunk(chunk, (steps & PUBLISH) !== 0 ? event : undefined)
+    // publish, in seq order: held behind a provisional turn/end until it settles.
+    if (event === undefined || (steps & PUBLISH) === 0) return
+    if ((steps & PROVISIONAL) !== 0 && this.#held === undefined) {
+      this.#held = [event]
+      return
+    }
+    if (wiring?.publish === undefined) return
+    if (this.#held !== undefined) {
+      this.#held.push(event)
+      return
+    }
+    this.#publishing = true
+    try {
+      wiring.publish(this, event)
+    } finally {
+      this.#publishing = false
+    }
   }
 
   /**
@@ -408,15 +414,12 @@ export class Session {
 
   /**
    * The same history as {@link deriveMessages}, as one frozen array shared by every caller until the history
-   * changes (what the loop puts in a request: no per-attempt copy).
+   * changes (what the loop puts in a request: no per-attempt copy). It says whether any message carries replay
+   * state (`hasReplayState`), which the adapter boundary reads instead of scanning the history per request.
    */
-  deriveMessagesFrozen(): readonly Message[] {
+  deriveMessagesFrozen(): HistoryView {
     this.#catchUp()
-    if (this.#derivedView === undefined) {
-      this.#derivedView = Object.freeze(this.#derived.slice())
-      // Lets the adapter boundary skip its per-request scan for foreign replay state (O(history) otherwise).
-      if (this.#replayStateMessages === 0) markReplayStateFree(this.#derivedView)
-    }
+    this.#derivedView ??= historyView(this.#derived.slice(), this.#replayStateMessages > 0)
     return this.#derivedView
   }
 
@@ -498,6 +501,14 @@ export class Session {
     this.#eventsView = undefined
   }
 
+  // A compact chunk joins the log's open run (with its event, when one was built for a listener to keep).
+  #commitChunk(chunk: PendingChunk, event: SessionEvent | undefined): void {
+    if (chunk.kind === 'text') this.#log.pushText(chunk.time, chunk.turn, chunk.step, chunk.type, chunk.index, chunk.text)
+    else this.#log.pushChunk(chunk.time, chunk.turn, chunk.step, chunk.chunk, event)
+    this.#surface.advance(1)
+    this.#eventsView = undefined
+  }
+
   #commit(event: SessionEvent): void {
     this.#log.push(event)
     this.#surface.apply(event)
@@ -520,79 +531,55 @@ export class Session {
   }
 }
 
-/**
- * @internal Adopts a stored log into a throwaway Session, exactly as a Session built from it checks it
- * (`validateStoredLog`), and keeps the fold that ends with: the next Session built from the same unchanged `log`
- * (the harness's resume) takes it over instead of walking the log again, when it accepts every event type this
- * one accepted. Taken once; a second Session from the same log walks it.
- * @throws HarnessError `SESSION_CORRUPT` as the Session constructor
- */
-export function validateStoredFold(options: SessionOptions & { readonly log: EventLog }): void {
-  keepFold = true
-  try {
-    new Session({ ...options, seed: undefined, endSeed: false, wiring: undefined })
-  } finally {
-    keepFold = false
-  }
+/** The event types a session accepts without `ignorable`: the built-in ones and the options' extra ones. */
+function knownTypesOf(options: SessionOptions): ReadonlySet<string> {
+  return options.knownTypes === undefined ? KNOWN_EVENT_TYPES : new Set([...KNOWN_EVENT_TYPES, ...options.knownTypes])
 }
 
-function takeFold(log: EventLog, known: ReadonlySet<string>): AdoptedFold | undefined {
-  const fold = adoptedFolds.get(log)
-  if (fold === undefined) return undefined
-  adoptedFolds.delete(log)
-  if (fold.length !== log.length || fold.records !== log.records.length) return undefined
-  if (fold.known !== known) for (const type of fold.known) if (!known.has(type)) return undefined
-  return fold
+// What a step of the commit pipeline does for one append (see Session#commitPipeline).
+/** The `validate` hook may veto it. */
+const VALIDATE = 1
+/** Listeners hear of it. */
+const PUBLISH = 2
+/** A provisional `turn/end`: held, with what follows, until the turn end settles. */
+const PROVISIONAL = 4
+
+/**
+ * The loop's streamed chunk as its parts, on its way through the commit pipeline: `kind` says which fields
+ * are live (`chunk` for a chunk, `type` / `index` / `text` for a text or reasoning delta).
+ */
+interface PendingChunk {
+  kind: 'chunk' | 'text'
+  seq: number
+  time: number
+  turn: number
+  step: number
+  chunk: StreamChunk
+  type: 'text-delta' | 'reasoning-delta'
+  index: number
+  text: string
+}
+
+const NO_CHUNK: StreamChunk = Object.freeze({ type: 'text-delta', index: 0, text: '' })
+
+/** The store's compact form of a chunk: its parts for a delta when the wiring takes them, else the chunk. */
+function persistCompact(session: Session, wiring: SessionWiring, pending: PendingChunk): void {
+  const { seq, time, turn, step } = pending
+  if (pending.kind === 'chunk') wiring.persistChunk?.(session, seq, time, turn, step, pending.chunk)
+  else if (wiring.persistText !== undefined) wiring.persistText(session, seq, time, turn, step, pending.type, pending.index, pending.text)
+  else wiring.persistChunk?.(session, seq, time, turn, step, Object.freeze({ type: pending.type, index: pending.index, text: pending.text }))
+}
+
+/** A wiring that refuses every append with `refusal`: nothing is logged behind a batch the store lost. */
+function refusingWiring(refusal: HarnessError): SessionWiring {
+  const refuse = (): never => {
+    throw refusal
+  }
+  // No validate or publish: chunks take the compact path, whose persistChunk / persistText refuse too.
+  return { persist: refuse, persistChunk: refuse, persistText: refuse }
 }
 
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */
 function chunkEventsWanted(wiring: SessionWiring | undefined): boolean {
   return wiring !== undefined && (wiring.validate !== undefined || wiring.publish !== undefined) && (wiring.wantsChunkEvents?.() ?? true)
-}
-
-function buildEvent(type: string, seq: number, data: JsonValue, options: AppendOptions | undefined): SessionEvent {
-  const isSurface = SURFACE_TYPES.has(type)
-  if (isSurface && options?.surfaceOp === undefined) {
-    throw new HarnessError(`'${type}' is a surface event and needs a surfaceOp`, 'INVALID_EVENT')
-  }
-  if (isSurface && options?.ignorable === true) throw new HarnessError('a surface event cannot be ignorable', 'INVALID_EVENT')
-  const time = Date.now()
-  const surfaceOp = options?.surfaceOp === undefined ? undefined : (snapshotJsonFrozen(options.surfaceOp, 'surfaceOp') as SurfaceOp)
-  const sources = options?.sourceEventSeqs === undefined ? undefined : (snapshotJsonFrozen(options.sourceEventSeqs, 'sourceEventSeqs') as number[])
-  const ignorable = options?.ignorable === true
-  // Each shape is one literal, so V8 keeps every field in the object (adding keys afterwards would give each
-  // logged event an out-of-object property store). Key order is the envelope's: type seq time data surfaceOp
-  // sourceEventSeqs ignorable. data and surface parts are already deep-frozen: freezing the envelope completes it.
-  if (ignorable) {
-    if (surfaceOp === undefined && sources === undefined) return Object.freeze({ type, seq, time, data, ignorable: true })
-  } else if (surfaceOp === undefined) {
-    if (sources === undefined) return Object.freeze({ type, seq, time, data })
-  } else if (sources === undefined) {
-    return Object.freeze({ type, seq, time, data, surfaceOp })
-  } else {
-    return Object.freeze({ type, seq, time, data, surfaceOp, sourceEventSeqs: sources })
-  }
-  // Combinations the surface rules refuse right after (kept verbatim so the refusal names them).
-  const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { type, seq, time, data }
-  if (surfaceOp !== undefined) event.surfaceOp = surfaceOp
-  if (sources !== undefined) event.sourceEventSeqs = sources
-  if (ignorable) event.ignorable = true
-  return Object.freeze(event)
-}
-
-/**
- * Header shapes the log no longer accepts: delta headers (every header is a full snapshot, so a fold needs
- * only the latest) and reasons other than initial / resume / change (a `fallback` header would make a request
- * unreconstructable).
- */
-function legacyProblem(type: string, data: unknown): string | undefined {
-  if (type === 'request/header-delta') return 'delta headers are not supported: every request/header is a full snapshot'
-  if (type !== 'request/header') return undefined
-  const reason = (data as { reason?: unknown } | null)?.reason
-  if (reason !== 'initial' && reason !== 'resume' && reason !== 'change') return `request/header reason must be initial, resume or change, not ${JSON.stringify(reason)}`
-  return undefined
-}
-
-function corrupt(seq: number, why: string, cause?: unknown): HarnessError {
-  return new HarnessError(`session log is corrupt at seq ${seq}: ${why}`, 'SESSION_CORRUPT', { cause })
 }

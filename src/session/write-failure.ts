@@ -1,7 +1,6 @@
 import { errorChain, HarnessError } from '../errors/harness-error.js'
 import { snapshotJsonFrozen } from '../json/lossless.js'
 import type { SessionEvent, TurnEndReason } from './events.js'
-import type { SessionWiring } from './session.js'
 
 // What a session does once a flush its turn depended on failed (docs/stores.md, "When a write fails"): the
 // turn is reported by a replacement turn/end, and every later append is refused.
@@ -19,15 +18,6 @@ export function writeRefusal(sessionId: string, turn: number, failure: unknown):
   const code = writeFailureCode(failure)
   const why = `the flush at the end of turn ${turn} failed (${errorChain(failure)})`
   return new HarnessError(`session '${sessionId}' refuses appends: ${why}; resume the session from its store to continue`, code, { cause: failure })
-}
-
-/** @internal A wiring that refuses every append with `refusal`: nothing is logged behind a batch the store lost. */
-export function refusingWiring(refusal: HarnessError): SessionWiring {
-  const refuse = (): never => {
-    throw refusal
-  }
-  // No validate or publish: chunks take the compact path, whose persistChunk / persistText refuse too.
-  return { persist: refuse, persistChunk: refuse, persistText: refuse }
 }
 
 /**

@@ -2,6 +2,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import { EventLog, eventLogOf } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
+import type { CompactSessionWriter } from '../session/session-writer.js'
 import { SessionDigest, summaryOf } from './session-digest.js'
 import { newestFirst, pageOf } from './session-list.js'
 import { storedSession } from './stored-log.js'
@@ -9,7 +10,7 @@ import type { SessionList, SessionListOptions, SessionStore, SessionWriter, Stor
 
 interface Entry {
   header: SessionHeader
-  /** Compact: the loop's chunks arrive through `appendChunk` and stay packed in runs. */
+  /** Compact: the loop's chunks arrive as compact records and stay packed in runs. */
   log: EventLog
   updatedAt: number
   locked: boolean
@@ -113,7 +114,7 @@ export class MemoryStore implements SessionStore {
     return entry
   }
 
-  #writer(entry: Entry): SessionWriter {
+  #writer(entry: Entry): CompactSessionWriter {
     let open = true
     const self = {}
     const check = (seq: number): void => {
@@ -122,23 +123,14 @@ export class MemoryStore implements SessionStore {
       if (seq !== next) throw new HarnessError(`append of seq ${seq} to session '${entry.header.id}' whose next seq is ${next}`, 'SESSION_CORRUPT')
     }
     return {
-      append(event) {
-        check(event.seq)
+      compactRecords: true,
+      append(record) {
+        check(record.seq)
         if (entry.sharedBy === self) (entry.sharedUpTo as number)++
-        else entry.log.push(event)
-        entry.updatedAt = event.time
-      },
-      appendChunk(seq, time, turn, step, chunk) {
-        check(seq)
-        if (entry.sharedBy === self) (entry.sharedUpTo as number)++
-        else entry.log.pushChunk(time, turn, step, chunk)
-        entry.updatedAt = time
-      },
-      appendText(seq, time, turn, step, type, index, text) {
-        check(seq)
-        if (entry.sharedBy === self) (entry.sharedUpTo as number)++
-        else entry.log.pushText(time, turn, step, type, index, text)
-        entry.updatedAt = time
+        else if (!('kind' in record)) entry.log.push(record)
+        else if (record.kind === 'text') entry.log.pushText(record.time, record.turn, record.step, record.type, record.index, record.text)
+        else entry.log.pushChunk(record.time, record.turn, record.step, record.chunk)
+        entry.updatedAt = record.time
       },
       // Keeps the session's own compact log instead of a second copy of every run (a long in-memory session
       // held its chunk runs twice). Only a log that holds exactly what this store holds is taken.

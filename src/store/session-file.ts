@@ -3,6 +3,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
+import type { VerifiedLog } from '../session/verified-log.js'
 import { decodeRecord, packChunkRuns } from './chunk-runs.js'
 import { ContentDigest } from './content-witness.js'
 import { judgeCommitted, judgeRecords, LogJudgement, type CommittedEvidence } from './log-judgement.js'
@@ -329,6 +330,8 @@ export interface SessionFileJudgementOptions {
 export interface LoadedSessionFile extends ScannedSessionFile {
   /** The running digest of the committed part (bytes 0..committedBytes), for the writer that continues it. */
   readonly content: ContentDigest
+  /** The log as {@link validateStoredLog} checked it, with its fold (for the Session that resumes it). */
+  readonly verified: VerifiedLog
 }
 
 /**
@@ -343,7 +346,7 @@ export function loadSessionFile(bytes: Buffer, path: string, id: string, options
   const scanned = scanSessionFile(bytes, path, id)
   const { log } = scanned
   const judgement = new LogJudgement('refuse')
-  validateStoredLog(scanned.header, log, scanned.locate, options.knownTypes)
+  const verified = validateStoredLog(scanned.header, log, scanned.locate, options.knownTypes)
   // A pass over the records, not the events: a chunk run is judged as one, and nothing is materialised.
   const verdict = judgeRecords(log.records, { locate: scanned.locate, typeAt: (seq) => log.typeAt(seq), judgement })
   const repairing = scanned.tailRepair !== undefined || verdict.openTurn !== undefined
@@ -353,7 +356,7 @@ export function loadSessionFile(bytes: Buffer, path: string, id: string, options
   // hashed once (about 1 GB/s: a few per cent of the load), and the writer goes on from here without a re-read.
   if (content.bytes > scanned.committedBytes) throw new HarnessError(`${path}: the witnessed ${content.bytes} bytes run past the committed ${scanned.committedBytes}`, 'SESSION_CORRUPT')
   content.update(bytes.subarray(content.bytes, scanned.committedBytes), scanned.committedBytes - content.bytes)
-  return { ...scanned, content }
+  return { ...scanned, content, verified }
 }
 
 /** What {@link judgeSessionFile} found: the problems and repairs are in the judgement it was given. */

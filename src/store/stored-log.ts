@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { HarnessError } from '../errors/harness-error.js'
 import { EventLog, eventLogOf } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
-import { validateStoredFold, type SessionHeader } from '../session/session.js'
+import { Session, type SessionHeader } from '../session/session.js'
+import type { VerifiedLog } from '../session/verified-log.js'
 import type { StoredSession, TailRepair } from './types.js'
 
 /** What session ids a file or row may be named after: the Session's own rule, so no id can escape a path. */
@@ -22,13 +23,15 @@ export function checkSessionId(id: string): void {
 /**
  * Validates a loaded log exactly as the harness will adopt it (envelope, known types, surface rules), so a
  * bad log is refused by the store with its location rather than later without one.
+ * @returns the same log with the fold the check built: return that as `StoredSession.log` so the Session that
+ * resumes it does not walk it again
  * @param locate - "file:line" (or "db:row") of a seq
  * @throws HarnessError `SESSION_CORRUPT` prefixed with the location of the offending event
  */
-export function validateStoredLog(header: SessionHeader, events: EventLog | readonly SessionEvent[], locate: (seq: number) => string, knownTypes?: Iterable<string>): void {
+export function validateStoredLog(header: SessionHeader, events: EventLog | readonly SessionEvent[], locate: (seq: number) => string, knownTypes?: Iterable<string>): VerifiedLog {
   const log = events instanceof EventLog ? events : eventLogOf(events)
   try {
-    validateStoredFold({ id: header.id, header, log, ...(knownTypes !== undefined ? { knownTypes } : {}) })
+    return Session.verify({ id: header.id, header, log, ...(knownTypes !== undefined ? { knownTypes } : {}) })
   } catch (error) {
     if (!(error instanceof HarnessError) || error.code !== 'SESSION_CORRUPT') throw error
     // The Session names the seq in its message ("… at seq N: …"); map it to where that event is stored.

@@ -3,17 +3,17 @@ import { constants, existsSync, fsync, fsyncSync, writeSync } from 'node:fs'
 import { link, open, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HarnessError } from '../../errors/harness-error.js'
-import type { StreamChunk } from '../../llm/types.js'
 import { chunkEvent } from '../../session/event-log.js'
 import type { SessionEvent } from '../../session/events.js'
 import type { SessionHeader } from '../../session/session.js'
+import type { ChunkRecord, CompactSessionWriter, SessionRecord, TextRecord } from '../../session/session-writer.js'
 import { ContentDigest, isContentWitness } from '../content-witness.js'
 import { FileLock } from '../file-lock.js'
 import { checkPrivateFile, ensurePrivateDir } from '../file-permissions.js'
 import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCommit } from '../group-commit.js'
 import { SessionDigest, summarizeSessionFile, summaryOf } from '../session-digest.js'
 import type { CommittedEvidence } from '../log-judgement.js'
-import { encodeRecordLines, headerRecord, loadSessionFile, type LoadedSessionFile, type ScannedSessionFile } from '../session-file.js'
+import { encodeRecordLines, headerRecord, loadSessionFile, type LoadedSessionFile } from '../session-file.js'
 import { SessionIndex } from './session-index.js'
 import { TextRunBuffer } from './text-run-buffer.js'
 import { sessionList } from '../session-list.js'
@@ -270,7 +270,8 @@ interface WriterIndexing {
 }
 
 /** One open session file: positional appends at the committed length, group-committed. */
-class JsonlWriter implements SessionWriter {
+class JsonlWriter implements CompactSessionWriter {
+  readonly compactRecords = true
   onClosed: (() => void) | undefined
   readonly #header: SessionHeader
   readonly #path: string
@@ -278,7 +279,7 @@ class JsonlWriter implements SessionWriter {
   readonly #file: FileHandle
   readonly #lock: FileLock
   readonly #commit: SequencedCommit
-  /** Text deltas on their way into a packed row (see {@link appendText}). */
+  /** Text deltas on their way into a packed row (see {@link append}). */
   readonly #texts: TextRunBuffer
   readonly #indexing: WriterIndexing
   #size: number
@@ -302,22 +303,22 @@ class JsonlWriter implements SessionWriter {
     )
   }
 
-  append(event: SessionEvent): void {
+  append(record: SessionRecord): void {
+    if ('kind' in record) return this.#appendCompact(record)
     this.#texts.close()
-    this.#commit.append(event)
+    this.#commit.append(record)
   }
 
-  appendChunk(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): void {
-    this.append(chunkEvent(seq, time, turn, step, chunk))
-  }
-
-  // A delta joins the open packed row (the packer would build the same row from its events at flush).
-  appendText(seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void {
-    if (!this.#policy.pack) return this.appendChunk(seq, time, turn, step, Object.freeze({ type, index, text }))
+  // A delta joins the open packed row (the packer would build the same row from its events at flush); any
+  // other chunk, and every delta when packing is off, is written as its event.
+  #appendCompact(record: ChunkRecord | TextRecord): void {
+    const { seq, time, turn, step } = record
+    if (record.kind === 'chunk') return this.append(chunkEvent(seq, time, turn, step, record.chunk))
+    if (!this.#policy.pack) return this.append(chunkEvent(seq, time, turn, step, Object.freeze({ type: record.type, index: record.index, text: record.text })))
     if (this.#commit.stopped) throw new HarnessError(`session '${this.#header.id}' writer is closed`, 'SESSION_CLOSED')
     const expected = this.#texts.nextSeq ?? this.#commit.nextSeq
     if (seq !== expected) throw new HarnessError(`append of seq ${seq} to session '${this.#header.id}' whose next seq is ${expected}`, 'SESSION_CORRUPT')
-    this.#texts.add(seq, time, turn, step, type, index, text)
+    this.#texts.add(seq, time, turn, step, record.type, record.index, record.text)
   }
 
   // Interval mode: the batch goes to disk on the timer, not now (unless the last write failed: then the
@@ -435,8 +436,8 @@ export function committedEvidence(index: SessionIndex, id: string): CommittedEvi
   }
 }
 
-function stored(scanned: ScannedSessionFile): StoredSession {
-  return storedSession(scanned.header, scanned.log, scanned.tailRepair)
+function stored(loaded: LoadedSessionFile): StoredSession {
+  return storedSession(loaded.header, loaded.verified, loaded.tailRepair)
 }
 
 function exists(id: string, path: string): HarnessError {

@@ -2,7 +2,7 @@ import { chunkEvent } from '../../session/event-log.js'
 import type { SessionEvent } from '../../session/events.js'
 import { MAX_CHUNK_RUN, MIN_CHUNK_RUN, type TextChunkRun } from '../chunk-runs.js'
 
-/** A text or reasoning delta given as its parts (see `SessionWriter.appendText`). */
+/** A text or reasoning delta given as its parts (a `TextRecord` of `SessionWriter.append`). */
 type TextType = 'text-delta' | 'reasoning-delta'
 
 interface OpenRun {

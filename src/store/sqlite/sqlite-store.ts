@@ -435,8 +435,7 @@ export class SqliteStore implements SessionStore {
     }
     const log = loader.finish()
     const locate = (seq: number): string => where(rowStarts.filter((s) => s <= seq).pop() ?? 0)
-    validateStoredLog(header, log, locate, this.#knownTypes)
-    return storedSession(header, log)
+    return storedSession(header, validateStoredLog(header, log, locate, this.#knownTypes))
   }
 }
 
