@@ -3,7 +3,7 @@ import type { SessionEvent } from './events.js'
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({})
 
 /**
- * Incremental checker of the log grammar (reference §8.2): turns 1,2,3… never nested, steps 1,2,3… per turn
+ * Incremental checker of the log grammar (docs/architecture.md, "Invariant companions"): turns 1,2,3… never nested, steps 1,2,3… per turn
  * inside their turn, chunks/messages/tool calls inside the matching open step, every `tool/result` answering a
  * pending call of its step, headers and contexts inside a turn. `check` returns the problem with the next
  * event, or `undefined`; it then applies the event either way so later problems are still found.
@@ -25,7 +25,7 @@ export class LogGrammar {
 
   /**
    * Checks one event without applying it: for a candidate that may still be refused, so a veto never moves
-   * the grammar past an event the log does not hold (reference §8.2).
+   * the grammar past an event the log does not hold.
    */
   peek(event: SessionEvent): string | undefined {
     const problem = this.#problem(event)

@@ -23,7 +23,7 @@ interface PendingCall {
 }
 
 /**
- * The events that close a log ending inside a turn (crash repair, reference §9.5): for every tool call the
+ * The events that close a log ending inside a turn (crash repair, docs/stores.md, "Loading and repair"): for every tool call the
  * model made that has no result, a `tool/result` error — `TOOL_OUTCOME_UNKNOWN` when its `tool/call` was
  * logged (it may have run), `TOOL_NOT_STARTED` otherwise — then `step/end` if a step is open, then
  * `turn/end {interrupted}`. Empty when the log is balanced. Deterministic: same log, same closers. The loop uses

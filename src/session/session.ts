@@ -101,7 +101,7 @@ export class Session {
   #wiring: SessionWiring | undefined
   #publishing = false
   #eventsView: readonly SessionEvent[] | undefined
-  // Incremental derivation state (reference §9.2).
+  // Incremental derivation state: the messages projected so far and the surface generation they were folded at (a replace re-folds).
   readonly #derived: Message[] = []
   #projectedNodes = 0
   #derivedGeneration = 0
@@ -242,7 +242,7 @@ export class Session {
    * Appends a structural closing event that `session/validate` guards cannot veto: the loop's `step/end` and
    * `turn/end` and the closers that answer tool calls left without a result after a refused append. The
    * session's own envelope and surface rules and the store's persistence still apply. This is what keeps one
-   * vetoed append from leaving a turn open that no later turn could follow (principle 2). Not for plugins.
+   * vetoed append from leaving a turn open that no later turn could follow (seed §3: every opened step and turn is closed). Not for plugins.
    * @internal
    */
   appendCloser(type: string, data: unknown, options?: AppendOptions): SessionEvent {

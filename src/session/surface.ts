@@ -3,8 +3,8 @@ import type { Message } from '../llm/types.js'
 import { SURFACE_TYPES, type SessionEvent, type SurfaceOp } from './events.js'
 
 /**
- * The surface: the ordered seqs of message-producing events, the only source of model history (reference
- * §9.1). `append` pushes a node; `replace` swaps an inclusive node range for the new event's node and bumps
+ * The surface: the ordered seqs of message-producing events, the only source of model history
+ * (docs/events.md). `append` pushes a node; `replace` swaps an inclusive node range for the new event's node and bumps
  * `generation`, which tells derivations to re-fold.
  */
 export class Surface {

@@ -3,7 +3,7 @@ import type { StreamChunk } from '../llm/types.js'
 import { CompactRun, type ChunkTemplate, type EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 
-/** A run shorter than this is stored event by event: packing two chunks saves nothing (reference §1.7). */
+/** A run shorter than this is stored event by event: packing two chunks saves nothing. */
 export const MIN_CHUNK_RUN = 3
 /** Most events one packed row holds, so a row (and what one bad row can take with it) stays bounded. */
 export const MAX_CHUNK_RUN = 1024

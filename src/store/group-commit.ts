@@ -8,7 +8,7 @@ import type { SessionEvent } from '../session/events.js'
  */
 export type BatchSink = (batch: readonly SessionEvent[]) => Promise<void>
 
-/** The longest a buffered append waits for the timer flush: the ceiling DESIGN.md sets. */
+/** The longest a buffered append waits for the timer flush: the ceiling docs/stores.md documents (`flushDelayMs`, at most 50). */
 export const MAX_FLUSH_DELAY_MS = 50
 
 /** The longest interval of a store in interval mode (`fsync: 'interval'`): what a crash may lose is bounded by it. */

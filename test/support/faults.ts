@@ -21,8 +21,8 @@ export function wrappedStore(wrap: (writer: SessionWriter) => SessionWriter, inn
 
 /**
  * A MemoryStore whose writers refuse the appends `fails` picks (like a disk that cannot write): the append
- * throws, so the event never commits. `fails` sees every event offered to the store: the wrapped writer has no
- * compact `appendChunk`, so streamed chunks arrive as events too.
+ * throws, so the event never commits. `fails` sees every event offered to the store: the wrapped writer does not set
+ * `compactRecords`, so streamed chunks arrive as events too.
  */
 export function faultyStore(fails: (event: SessionEvent) => boolean, inner?: SessionStore): SessionStore {
   return wrappedStore((writer) => ({
