@@ -8,6 +8,7 @@
  */
 import { HarnessError } from '../errors/harness-error.js'
 import { LlmError, RETRYABLE_CODES, isLlmFailure, normalizeLlmFailure, sanitizeLlmFailure } from './llm-error.js'
+import type { HistoryView } from './history-view.js'
 import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, RetryPolicy, StreamChunk } from './types.js'
 
 /** Retry policy used for adapters that declare none. */
@@ -156,9 +157,12 @@ export class LlmRegistry {
    * without a promise per chunk beyond the adapter's own. This is how the loop reads its requests. A throw
    * from `onChunk` (a cancel) closes the stream, as leaving a `for await` early does, and is rethrown.
    * @param prepared - the call prepared for this request, or none (the route is resolved at dispatch time)
+   * @param history - the session's view of the history `request.messages` was built from: when it says no
+   *   message carries replay state, a request that still carries exactly that array skips the scan for another
+   *   adapter's replay state
    * @throws HarnessError `INVALID_PREPARED_CALL` (rejects) as `prepared.stream` does; what a middleware throws
    */
-  pump(request: GenerateOptions, prepared: PreparedCall | undefined, onChunk: (chunk: StreamChunk) => void): Promise<void> {
+  pump(request: GenerateOptions, prepared: PreparedCall | undefined, onChunk: (chunk: StreamChunk) => void, history?: HistoryView): Promise<void> {
     // Not an async function: the loop awaits this once per request, and a wrapper would add ticks to each.
     let pump: StreamPump
     try {
@@ -168,7 +172,9 @@ export class LlmRegistry {
         pump = StreamPump.passThrough(prepared.stream(request)[Symbol.asyncIterator]())
       } else {
         const pinned = claim?.(request)
-        pump = this.#middlewareActive() ? this.#viaMiddleware(request, pinned) : this.#open(request, pinned)
+        // The history the session vouches for: free of replay state, so no scan while a request still carries it.
+        const clean = history !== undefined && !history.hasReplayState ? history.messages : undefined
+        pump = this.#middlewareActive() ? this.#viaMiddleware(request, pinned, clean) : this.#open(request, pinned, clean)
       }
     } catch (error) {
       return Promise.reject(error)
@@ -191,30 +197,30 @@ export class LlmRegistry {
    * The innermost stream: the adapter (pinned, else the route's, resolved now) behind the guard; each
    * iteration opens the adapter anew. An unknown route is one in-band NO_ADAPTER finish.
    */
-  #terminal(request: GenerateOptions, pinned: LlmAdapter | undefined): AsyncIterable<StreamChunk> {
+  #terminal(request: GenerateOptions, pinned: LlmAdapter | undefined, clean?: readonly Message[]): AsyncIterable<StreamChunk> {
     const adapter = pinned ?? this.#adapters.get(request.provider)
     if (adapter === undefined) {
       const failure = noAdapter(request)
       return { [Symbol.asyncIterator]: () => StreamPump.failed(failure, request.signal) }
     }
-    const sent = this.#withoutForeignReplayState(request, adapter)
+    const sent = this.#withoutForeignReplayState(request, adapter, clean)
     return { [Symbol.asyncIterator]: () => StreamPump.guarded(adapter, sent) }
   }
 
   /** {@link #terminal} opened at once (the loop's read with no middleware: no iterable in between). */
-  #open(request: GenerateOptions, pinned: LlmAdapter | undefined): StreamPump {
+  #open(request: GenerateOptions, pinned: LlmAdapter | undefined, clean: readonly Message[] | undefined): StreamPump {
     const adapter = pinned ?? this.#adapters.get(request.provider)
     if (adapter === undefined) return StreamPump.failed(noAdapter(request), request.signal)
-    return StreamPump.guarded(adapter, this.#withoutForeignReplayState(request, adapter))
+    return StreamPump.guarded(adapter, this.#withoutForeignReplayState(request, adapter, clean))
   }
 
   /**
    * The request through the `llm/stream` middleware, which ends in {@link #terminal}. The middleware runs at
    * the first read, as inside `for await`; its throws stay thrown (only the adapter boundary is guarded).
    */
-  #viaMiddleware(request: GenerateOptions, pinned: LlmAdapter | undefined): StreamPump {
+  #viaMiddleware(request: GenerateOptions, pinned: LlmAdapter | undefined, clean?: readonly Message[]): StreamPump {
     const middleware = this.#middleware
-    const terminal = (req: GenerateOptions): AsyncIterable<StreamChunk> => this.#terminal(req, pinned)
+    const terminal = (req: GenerateOptions): AsyncIterable<StreamChunk> => this.#terminal(req, pinned, clean)
     let inner: AsyncIterator<StreamChunk> | undefined
     return StreamPump.passThrough({
       async next() {
@@ -229,8 +235,9 @@ export class LlmRegistry {
   }
 
   /** Replay state is adapter-private: strip it from history produced by another adapter. */
-  #withoutForeignReplayState(request: GenerateOptions, target: LlmAdapter): GenerateOptions {
-    if (saysNoReplayState(request.messages)) return request
+  #withoutForeignReplayState(request: GenerateOptions, target: LlmAdapter, clean?: readonly Message[]): GenerateOptions {
+    // A middleware that replaced the history is scanned: only the very array the session vouched for is believed.
+    if (clean !== undefined && request.messages === clean) return request
     const foreign = (m: Message): boolean =>
       m.source.kind === 'model' && m.source.replayState !== undefined && this.#adapters.get(m.source.provider) !== target
     if (!request.messages.some(foreign)) return request
@@ -245,15 +252,6 @@ export class LlmRegistry {
 
 function noAdapter(request: GenerateOptions): LlmFailure {
   return { message: `no adapter is registered for provider '${request.provider}'`, code: 'NO_ADAPTER' }
-}
-
-/**
- * Whether a request's history says it carries no replay state: the session's history view has a
- * `hasReplayState` flag its fold keeps (a scan would cost O(history) per request). Only a frozen array is
- * believed, since nothing can be added to it after the flag was set.
- */
-function saysNoReplayState(messages: readonly Message[] & { readonly hasReplayState?: boolean }): boolean {
-  return messages.hasReplayState === false && Object.isFrozen(messages)
 }
 
 /**

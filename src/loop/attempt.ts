@@ -46,7 +46,8 @@ const APPEND = 'append' as const
 export async function attempt(loop: LoopContext, at: StepContext, parts: RequestParts, ordinal: number): Promise<AttemptResult> {
   const { session } = loop
   const { turn, step, signal } = at
-  const { request, prepared } = await buildRequest(loop, at, parts, session.deriveMessagesFrozen())
+  const history = session.historyView()
+  const { request, prepared } = await buildRequest(loop, at, parts, history.messages)
   const assembler = new BlockAssembler()
   const chunkSeqs: number[] = []
   try {
@@ -66,7 +67,7 @@ export async function attempt(loop: LoopContext, at: StepContext, parts: Request
       // Kept compact in the log: no event object unless a listener or the store asks for one.
       chunkSeqs.push(session.appendChunk(turn, step, chunk, copy !== undefined))
       assembler.push(chunk)
-    })
+    }, history)
     signal.throwIfAborted()
   } catch (error) {
     if (signal.aborted) appendInterrupted(session, assembler, request, chunkSeqs, turn, step)

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { HarnessError } from '../errors/harness-error.js'
 import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
+import type { HistoryView } from '../llm/history-view.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
-import { historyView, type HistoryView } from './history-view.js'
 import { KNOWN_EVENT_TYPES, type RequestHeader, type SessionEvent, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
 import { buildEvent, corrupt, ENVELOPE_KEYS, legacyProblem, type AppendOptions } from './event-envelope.js'
@@ -105,7 +105,8 @@ export class Session {
   readonly #derived: Message[] = []
   #projectedNodes = 0
   #derivedGeneration = 0
-  #derivedView: HistoryView | undefined
+  #derivedView: readonly Message[] | undefined
+  #historyView: HistoryView | undefined
   #replayStateMessages = 0
   #header: RequestHeader | undefined
   #context: { provider: string; model: string; contextWindow?: number } | undefined
@@ -414,13 +415,23 @@ export class Session {
 
   /**
    * The same history as {@link deriveMessages}, as one frozen array shared by every caller until the history
-   * changes (what the loop puts in a request: no per-attempt copy). It says whether any message carries replay
-   * state (`hasReplayState`), which the adapter boundary reads instead of scanning the history per request.
+   * changes (what the loop puts in a request: no per-attempt copy).
    */
-  deriveMessagesFrozen(): HistoryView {
+  deriveMessagesFrozen(): readonly Message[] {
     this.#catchUp()
-    this.#derivedView ??= historyView(this.#derived.slice(), this.#replayStateMessages > 0)
+    this.#derivedView ??= Object.freeze(this.#derived.slice())
     return this.#derivedView
+  }
+
+  /**
+   * The frozen history of {@link deriveMessagesFrozen} together with whether any message carries adapter
+   * replay state, which the fold counts as it goes: the loop hands it to `LlmRegistry#pump`, so the adapter
+   * boundary need not scan the history on every request.
+   */
+  historyView(): HistoryView {
+    const messages = this.deriveMessagesFrozen()
+    if (this.#historyView?.messages !== messages) this.#historyView = { messages, hasReplayState: this.#replayStateMessages > 0 }
+    return this.#historyView
   }
 
   #catchUp(): void {

@@ -473,6 +473,32 @@ describe('replay state', () => {
     await collect(r.stream(req('b', 'm', { messages: [withReplay('gone')] })))
     expect(target.requests[0]?.messages[0]?.source).toEqual({ kind: 'model', provider: 'gone', model: 'm' })
   })
+
+  it("pump: a history the session vouches is free of replay state is sent as-is; one a middleware put in its place is still checked", async () => {
+    const r = new LlmRegistry()
+    const target = adapter('b')
+    r.register(adapter('a').adapter)
+    r.register(target.adapter)
+    const clean = Object.freeze([createUserMessage('go')])
+    const request = req('b', 'm', { messages: clean })
+    await r.pump(request, undefined, () => {}, { messages: clean, hasReplayState: false })
+    expect(target.requests[0]).toBe(request)
+    // The vouch is what skips the scan: taken at its word even for a history it misdescribes, ignored without it.
+    const misdescribed = Object.freeze([createUserMessage('go'), withReplay('a')])
+    const trusted = req('b', 'm', { messages: misdescribed })
+    await r.pump(trusted, undefined, () => {}, { messages: misdescribed, hasReplayState: false })
+    expect(target.requests[1]).toBe(trusted)
+    await r.pump(trusted, undefined, () => {})
+    expect(target.requests[2]?.messages[1]?.source).toEqual({ kind: 'model', provider: 'a', model: 'm' })
+    // An llm/stream middleware swaps in a history with another adapter's replay state: the vouch no longer applies.
+    const swap: StreamMiddleware = async (req2, next) => next({ ...req2, messages: [...req2.messages, withReplay('a')] })
+    const swapped = new LlmRegistry(swap)
+    const second = adapter('b')
+    swapped.register(adapter('a').adapter)
+    swapped.register(second.adapter)
+    await swapped.pump(request, undefined, () => {}, { messages: clean, hasReplayState: false })
+    expect(second.requests[0]?.messages[1]?.source).toEqual({ kind: 'model', provider: 'a', model: 'm' })
+  })
 })
 
 describe('callConfigEquals', () => {
