@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { HarnessError } from '../errors/harness-error.js'
 import { isDeepFrozenJson, snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
 import type { HistoryView } from '../llm/history-view.js'
+import type { ChunkRecord, SessionRecord, TextRecord } from './session-writer.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
 import { KNOWN_EVENT_TYPES, type RequestHeader, type SessionEvent, type TurnEndReason } from './events.js'
@@ -42,24 +43,23 @@ export interface SessionHeader {
 export interface SessionWiring {
   /** Called before commit; a throw vetoes the append (invariant companions). */
   validate?(session: Session, candidate: SessionEvent): void
-  /** Called with each event as it commits, before listeners (the store's buffer). A throw vetoes it. */
-  persist?(session: Session, event: SessionEvent): void
+  /**
+   * Called with each record as it commits, before listeners (the store's buffer); a throw vetoes it. A record
+   * is the committed event, or, when {@link compactRecords} is set, the loop's streamed chunk as a
+   * {@link ChunkRecord} / {@link TextRecord} with no event object built (the session refills one record of each
+   * kind for every chunk: copy what you keep).
+   */
+  persist?(session: Session, record: SessionRecord): void
+  /** Whether `persist` takes compact chunk records; without it every record it gets is an event. */
+  readonly compactRecords?: boolean
   /** Called after commit (the `session/event` hook); failures are the caller's to contain. */
   publish?(session: Session, event: SessionEvent): void
-  /**
-   * The compact path of a streamed chunk (`assistant/chunk` `{turn, step, chunk}` at `seq`, `time`): when
-   * present, the loop's chunks reach the store through it instead of `persist`, with no event object built.
-   * `chunk` is deep-frozen lossless JSON. A throw vetoes the append.
-   */
-  persistChunk?(session: Session, seq: number, time: number, turn: number, step: number, chunk: StreamChunk): void
   /**
    * Whether `validate` and `publish` want to see the loop's chunk events right now (e.g. a listener is
    * registered). When it answers false, a chunk appended on the compact path builds no event for them; when
    * absent, they see every chunk.
    */
   wantsChunkEvents?(): boolean
-  /** Compact persistence of a text or reasoning delta given as its parts (else `persistChunk` gets the chunk). */
-  persistText?(session: Session, seq: number, time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void
 }
 
 /** Options of {@link Session}. */
@@ -120,7 +120,9 @@ export class Session {
   /** Why this session refuses every append (its log could not be written: see {@link settleTurnEnd}). */
   #refusal: HarnessError | undefined
   /** The loop's chunk on its way through {@link #commitPipeline}, refilled for each one. */
-  readonly #pending: PendingChunk = { kind: 'text', seq: 0, time: 0, turn: 0, step: 0, chunk: NO_CHUNK, type: 'text-delta', index: 0, text: '' }
+  // The loop's next chunk, in the one record of its kind this session refills for each (a delta allocates nothing).
+  readonly #chunkRecord: Refilled<ChunkRecord> = { kind: 'chunk', seq: 0, time: 0, turn: 0, step: 0, chunk: NO_CHUNK }
+  readonly #textRecord: Refilled<TextRecord> = { kind: 'text', seq: 0, time: 0, turn: 0, step: 0, type: 'text-delta', index: 0, text: '' }
 
   constructor(options: SessionOptions = {}) {
     this.id = options.id ?? randomUUID()
@@ -306,14 +308,17 @@ export class Session {
     }
     const wiring = this.#wiring
     const shown = chunkEventsWanted(wiring)
-    const pending = this.#pendingChunk(turn, step)
-    pending.kind = 'chunk'
-    pending.chunk = chunk
+    const record = this.#chunkRecord
+    record.seq = this.#log.length
+    record.time = Date.now()
+    record.turn = turn
+    record.step = step
+    record.chunk = chunk
     // The event object only for those who read one: a listener or validator, or a store without the compact path.
-    const needed = shown || (wiring?.persistChunk === undefined && wiring?.persist !== undefined)
-    const event = needed ? chunkEvent(pending.seq, pending.time, turn, step, chunk) : undefined
-    this.#commitPipeline(event, pending, shown ? VALIDATE | PUBLISH : 0)
-    return pending.seq
+    const needed = shown || (wiring?.compactRecords !== true && wiring?.persist !== undefined)
+    const event = needed ? chunkEvent(record.seq, record.time, turn, step, chunk) : undefined
+    this.#commitPipeline(event, record, shown ? VALIDATE | PUBLISH : 0)
+    return record.seq
   }
 
   /**
@@ -324,16 +329,19 @@ export class Session {
    */
   appendText(turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): number {
     const wiring = this.#wiring
-    if (this.#publishing || wiring?.persistChunk === undefined || chunkEventsWanted(wiring) || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
+    if (this.#publishing || wiring?.compactRecords !== true || chunkEventsWanted(wiring) || !Number.isSafeInteger(turn) || !Number.isSafeInteger(step)) {
       return this.appendChunk(turn, step, Object.freeze({ type, index, text }), true)
     }
-    const pending = this.#pendingChunk(turn, step)
-    pending.kind = 'text'
-    pending.type = type
-    pending.index = index
-    pending.text = text
-    this.#commitPipeline(undefined, pending, 0)
-    return pending.seq
+    const record = this.#textRecord
+    record.seq = this.#log.length
+    record.time = Date.now()
+    record.turn = turn
+    record.step = step
+    record.type = type
+    record.index = index
+    record.text = text
+    this.#commitPipeline(undefined, record, 0)
+    return record.seq
   }
 
   #append(type: string, data: unknown, options: AppendOptions | undefined, guarded: boolean, provisional = false): SessionEvent {
@@ -354,16 +362,6 @@ export class Session {
     return event
   }
 
-  // The loop's next chunk, in the one record this session refills for each (a delta allocates nothing).
-  #pendingChunk(turn: number, step: number): PendingChunk {
-    const pending = this.#pending
-    pending.seq = this.#log.length
-    pending.time = Date.now()
-    pending.turn = turn
-    pending.step = step
-    return pending
-  }
-
   /**
    * The one commit pipeline every append takes: validate → persist → commit → publish. `event` is the event
    * object (undefined for a chunk nobody needs as one), `chunk` the loop's compact chunk when it is one; the
@@ -371,7 +369,7 @@ export class Session {
    * `validate` hook may veto (not for closers, nor for a chunk nobody listens to), whether the event is
    * published, and whether it is a provisional `turn/end` (held with what follows until {@link settleTurnEnd}).
    */
-  #commitPipeline(event: SessionEvent | undefined, chunk: PendingChunk | undefined, steps: number): void {
+  #commitPipeline(event: SessionEvent | undefined, chunk: ChunkRecord | TextRecord | undefined, steps: number): void {
     const wiring = this.#wiring
     // validate: the session's own surface rules, then the wiring's veto. A throw leaves nothing behind.
     if (event !== undefined) {
@@ -379,7 +377,7 @@ export class Session {
       if ((steps & VALIDATE) !== 0) wiring?.validate?.(this, event)
     }
     // persist: the store's buffer (a throw vetoes the append too).
-    if (chunk !== undefined && wiring?.persistChunk !== undefined) persistCompact(this, wiring, chunk)
+    if (chunk !== undefined && wiring?.compactRecords === true) wiring.persist?.(this, chunk)
     else if (event !== undefined) wiring?.persist?.(this, event)
     // commit
     if (chunk === undefined) this.#commit(event as SessionEvent)
@@ -513,7 +511,7 @@ export class Session {
   }
 
   // A compact chunk joins the log's open run (with its event, when one was built for a listener to keep).
-  #commitChunk(chunk: PendingChunk, event: SessionEvent | undefined): void {
+  #commitChunk(chunk: ChunkRecord | TextRecord, event: SessionEvent | undefined): void {
     if (chunk.kind === 'text') this.#log.pushText(chunk.time, chunk.turn, chunk.step, chunk.type, chunk.index, chunk.text)
     else this.#log.pushChunk(chunk.time, chunk.turn, chunk.step, chunk.chunk, event)
     this.#surface.advance(1)
@@ -555,39 +553,18 @@ const PUBLISH = 2
 /** A provisional `turn/end`: held, with what follows, until the turn end settles. */
 const PROVISIONAL = 4
 
-/**
- * The loop's streamed chunk as its parts, on its way through the commit pipeline: `kind` says which fields
- * are live (`chunk` for a chunk, `type` / `index` / `text` for a text or reasoning delta).
- */
-interface PendingChunk {
-  kind: 'chunk' | 'text'
-  seq: number
-  time: number
-  turn: number
-  step: number
-  chunk: StreamChunk
-  type: 'text-delta' | 'reasoning-delta'
-  index: number
-  text: string
-}
+/** A record the session fills in place for each streamed chunk. */
+type Refilled<T> = { -readonly [K in keyof T]: T[K] }
 
 const NO_CHUNK: StreamChunk = Object.freeze({ type: 'text-delta', index: 0, text: '' })
-
-/** The store's compact form of a chunk: its parts for a delta when the wiring takes them, else the chunk. */
-function persistCompact(session: Session, wiring: SessionWiring, pending: PendingChunk): void {
-  const { seq, time, turn, step } = pending
-  if (pending.kind === 'chunk') wiring.persistChunk?.(session, seq, time, turn, step, pending.chunk)
-  else if (wiring.persistText !== undefined) wiring.persistText(session, seq, time, turn, step, pending.type, pending.index, pending.text)
-  else wiring.persistChunk?.(session, seq, time, turn, step, Object.freeze({ type: pending.type, index: pending.index, text: pending.text }))
-}
 
 /** A wiring that refuses every append with `refusal`: nothing is logged behind a batch the store lost. */
 function refusingWiring(refusal: HarnessError): SessionWiring {
   const refuse = (): never => {
     throw refusal
   }
-  // No validate or publish: chunks take the compact path, whose persistChunk / persistText refuse too.
-  return { persist: refuse, persistChunk: refuse, persistText: refuse }
+  // No validate or publish: chunks take the compact path, whose persist refuses too.
+  return { persist: refuse, compactRecords: true }
 }
 
 /** Whether a streamed chunk needs its event object: a validate or publish hook is wired and wants chunks. */

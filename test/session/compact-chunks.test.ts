@@ -4,8 +4,16 @@ import type { StreamChunk } from '../../src/llm/types.js'
 import { chunkEvent, CompactRun, EventLog } from '../../src/session/event-log.js'
 import type { SessionEvent } from '../../src/session/events.js'
 import { Session, type SessionWiring } from '../../src/session/session.js'
+import type { SessionRecord } from '../../src/session/session-writer.js'
 import { decodeRecordInto, packChunkRuns } from '../../src/store/chunk-runs.js'
 import { harnessErrorOf } from '../support/events.js'
+
+/** The event a persisted record stands for (a compact chunk or text record, or the event itself). */
+function asEvent(record: SessionRecord): SessionEvent {
+  if (!('kind' in record)) return record
+  const { seq, time, turn, step } = record
+  return chunkEvent(seq, time, turn, step, record.kind === 'text' ? { type: record.type, index: record.index, text: record.text } : record.chunk)
+}
 
 // The old path, which every compact read must reproduce: the loop appended each chunk as a frozen
 // `{turn, step, chunk}` through `append`.
@@ -102,15 +110,12 @@ describe('compact chunk runs', () => {
         let clock = 1_700_000_000_000
         vi.spyOn(Date, 'now').mockImplementation(() => clock)
         const stored = { parts: [] as string[], chunks: [] as string[] }
-        const wiring = (into: string[], withText: boolean): SessionWiring => ({
-          persist: (_s, e) => void into.push(JSON.stringify(e)),
-          persistChunk: (_s, seq, time, turn, step, chunk) => void into.push(JSON.stringify(chunkEvent(seq, time, turn, step, chunk))),
-          ...(withText
-            ? { persistText: (_s, seq, time, turn, step, type, index, text) => void into.push(JSON.stringify(chunkEvent(seq, time, turn, step, { type, index, text }))) }
-            : {}),
+        const wiring = (into: string[], compact: boolean): SessionWiring => ({
+          persist: (_s, r) => void into.push(JSON.stringify(asEvent(r))),
+          compactRecords: compact,
         })
         const parts = new Session({ id: 'p', wiring: wiring(stored.parts, storeHasText) })
-        const chunks = new Session({ id: 'p', wiring: wiring(stored.chunks, false) })
+        const chunks = new Session({ id: 'p', wiring: wiring(stored.chunks, true) })
         for (const op of ops) {
           if (op.kind === 'chunk') {
             clock += op.turn + op.step
@@ -162,10 +167,10 @@ describe('compact chunk runs', () => {
       vi.spyOn(Date, 'now').mockImplementation(() => clock++)
       const wiring: SessionWiring = {
         validate: (_s, e) => void validated.push(e),
-        persist: (_s, e) => void persisted.push(e),
+        persist: (_s, r) => void persisted.push(asEvent(r)),
         publish: (_s, e) => void published.push(e),
         wantsChunkEvents: () => wants,
-        ...(compactPath ? { persistChunk: (_s, seq, time, turn, step, chunk) => void persisted.push(chunkEvent(seq, time, turn, step, chunk)) } : {}),
+        compactRecords: compactPath,
       }
       const s = new Session({ id: 's', wiring })
       s.append('step/start', { turn: 1, step: 1 })
