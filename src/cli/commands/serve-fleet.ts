@@ -7,7 +7,7 @@ import { cliPricing } from '../cli-harness.js'
 import type { EffectiveConfig } from '../../app/config.js'
 import { describeStoreSpec, loadPostgresStoreModule } from '../../app/store-spec.js'
 import { UsageError } from '../../app/usage-error.js'
-import type { ServeFlags } from './serve.js'
+import type { ServeFlags } from './serve-flags.js'
 
 // Flags that choose how sessions run: with a worker fleet the workers decide, so they would be silently ignored.
 const WORKER_SIDE: readonly (keyof ServeFlags)[] = ['provider', 'model', 'baseUrl', 'script', 'yes', 'maxSteps', 'system', 'sandbox', 'network', 'networkAsk', 'reasoningEffort', 'maxOutputTokens', 'retries']

@@ -6,19 +6,12 @@ import { isLoopbackHost } from '../../server/access-guard.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { cliPricing, storeSpecOf } from '../cli-harness.js'
 import { resolveConfig } from '../../app/config.js'
-import { addAgentOptions, configFlagsOf, prepareRun, type AgentFlags } from './agent-options.js'
+import { addAgentOptions, configFlagsOf, prepareRun } from './agent-options.js'
 import { startFleetServer } from './serve-fleet.js'
 import { removeScratch } from './run.js'
+import type { ServeFlags } from './serve-flags.js'
 
-/** Flags of `ledgerloop serve`. */
-export interface ServeFlags extends AgentFlags {
-  readonly host: string
-  readonly port: number
-  readonly token?: string
-  readonly unsafeNoToken?: boolean
-  readonly allowOrigin?: string[]
-  readonly store?: string
-}
+export type { ServeFlags }
 
 /** Adds the options of `serve` (the agent options of `run`, minus the per-run ones, plus host, port, token). */
 export function addServeOptions(command: Command): Command {
