@@ -8,6 +8,8 @@ export const LlmFailureCode = {
   TIMEOUT: 'TIMEOUT',
   TRANSPORT: 'TRANSPORT',
   EMPTY_RESPONSE: 'EMPTY_RESPONSE',
+  /** The model declined to answer (OpenAI `refusal`); the refusal text is in the message. Never retried. */
+  MODEL_REFUSED: 'MODEL_REFUSED',
   CONTEXT_WINDOW_EXCEEDED: 'CONTEXT_WINDOW_EXCEEDED',
   AUTH: 'AUTH',
   BAD_REQUEST: 'BAD_REQUEST',

@@ -114,4 +114,21 @@ describe('telemetryPlugin edge cases', () => {
     await traced.close()
     await plain.close()
   })
+  it('a turn whose model reported no usage leaves the token counts out instead of saying 0', async () => {
+    const { provider, exporter } = inMemory()
+    const f = await loopFixture([{ text: 'no usage here' }, { text: 'counted', usage: { inputTokens: 7, outputTokens: 3 } }], {
+      plugins: [telemetryPlugin({ tracerProvider: provider })],
+    })
+    for (const prompt of ['first', 'second']) {
+      f.agent.followup(prompt)
+      await f.agent.whenIdle()
+    }
+    const usage = fromReadable(exporter.getFinishedSpans()).map((s) => [s.name, s.attributes['gen_ai.usage.input_tokens'], s.attributes['gen_ai.usage.output_tokens']])
+    expect(usage).toEqual([
+      ['invoke_agent ledgerloop', undefined, undefined],
+      ['chat m1', undefined, undefined],
+      ['invoke_agent ledgerloop', 7, 3],
+      ['chat m1', 7, 3],
+    ])
+  })
 })

@@ -13,14 +13,18 @@ interface WireToolCallDelta {
 /**
  * One stateful pass over a Chat Completions SSE stream (DeepSeek, OpenAI and compatible servers). Reasoning
  * (`reasoning_content`, or `reasoning` on vLLM/OpenRouter) opens one reasoning block, `content` one text block,
- * and each tool call is keyed by its wire `index`, so parallel calls stay apart. Blocks close, usage is
- * reported and the finish is decided when `[DONE]` arrives (or at a clean EOF after a `finish_reason`).
+ * and each tool call is keyed by its wire `index`, so parallel calls stay apart. OpenAI's `refusal` pieces open
+ * a text block of their own (the words are the model's and the user must see them) and turn a `stop` into the
+ * non-retried failure `MODEL_REFUSED`. Blocks close, usage is reported and the finish is decided when `[DONE]`
+ * arrives (or at a clean EOF after a `finish_reason`).
  */
 export class ChatCompletionsTranslator {
   readonly #blocks = new StreamBlocks()
   readonly #wire: WireStream
   #finishReason: string | undefined
   #usage: TokenUsage | undefined
+  /** The refusal text so far; non-empty means the model declined and the finish says so. */
+  #refusal = ''
 
   /**
    * @param provider - route name for messages
@@ -57,6 +61,11 @@ export class ChatCompletionsTranslator {
       const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : ''
       chunks.push(...this.#blocks.reasoning('reasoning', reasoning))
       if (typeof delta.content === 'string') chunks.push(...this.#blocks.text('text', delta.content))
+      // OpenAI opens a refusal with `refusal: ""` beside `content: null`, then spells it in `refusal` pieces.
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+        this.#refusal += delta.refusal
+        chunks.push(...this.#blocks.text('refusal', delta.refusal))
+      }
       if (Array.isArray(delta.tool_calls)) {
         delta.tool_calls.forEach((raw: unknown, position: number) => {
           const call = (typeof raw === 'object' && raw !== null ? raw : {}) as WireToolCallDelta
@@ -100,6 +109,8 @@ export class ChatCompletionsTranslator {
       case 'stop':
       case 'tool_calls':
       case 'function_call':
+        // A refusal is an answer, not a glitch: retrying asks the same question and gets the same refusal.
+        if (this.#refusal !== '') return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} refused: ${this.#refusal}`, 'MODEL_REFUSED') }
         if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} finished without any content`, 'EMPTY_RESPONSE') }
         return wireReason === 'stop' ? { kind: 'stop' } : { kind: 'tool-calls' }
       case 'length':
@@ -119,7 +130,9 @@ export class ChatCompletionsTranslator {
 /**
  * Usage in non-overlapping buckets. DeepSeek reports `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`;
  * OpenAI reports `prompt_tokens_details.cached_tokens` inside `prompt_tokens`. Uncached input = miss count, or
- * prompt tokens minus the cached ones. Reasoning tokens are already part of `completion_tokens`.
+ * prompt tokens minus the cached ones. Reasoning is inside `completion_tokens` for OpenAI and DeepSeek but
+ * outside it for xAI; `total_tokens` tells which (see {@link reasoningOutsideCompletion}), and output always
+ * includes reasoning, because that is what is billed.
  */
 export function chatCompletionsUsage(raw: Record<string, unknown>): TokenUsage {
   const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined)
@@ -128,10 +141,23 @@ export function chatCompletionsUsage(raw: Record<string, unknown>): TokenUsage {
   const cacheRead = num(raw.prompt_cache_hit_tokens) ?? num(details(raw.prompt_tokens_details).cached_tokens)
   const input = num(raw.prompt_cache_miss_tokens) ?? Math.max(0, prompt - (cacheRead ?? 0))
   const reasoning = num(details(raw.completion_tokens_details).reasoning_tokens)
+  const completion = num(raw.completion_tokens) ?? 0
+  const outside = reasoning !== undefined && reasoningOutsideCompletion(prompt, completion, reasoning, num(raw.total_tokens))
   return {
     inputTokens: input,
-    outputTokens: num(raw.completion_tokens) ?? 0,
+    outputTokens: outside ? completion + reasoning : completion,
     ...(cacheRead !== undefined ? { cacheReadTokens: cacheRead } : {}),
     ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
   }
+}
+
+/**
+ * True when a response counts reasoning apart from `completion_tokens` (xAI: prompt 12, completion 1, reasoning
+ * 290, total 303). Only `total_tokens` can tell: prompt + completion = total means reasoning is inside the
+ * completion count; prompt + completion + reasoning = total means it is outside. Without a total, or when
+ * neither sum matches, the documented OpenAI convention (inside) is assumed.
+ */
+export function reasoningOutsideCompletion(prompt: number, completion: number, reasoning: number, total: number | undefined): boolean {
+  if (total === undefined || reasoning === 0) return false
+  return prompt + completion !== total && prompt + completion + reasoning === total
 }

@@ -109,7 +109,8 @@ interface Turn<H> extends OpenSpan<H> {
   nextRequestAt: number
   retryDelayMs: number | undefined
   readonly tools: Map<string, OpenSpan<H>>
-  readonly usage: { input: number; output: number; cacheRead: number }
+  /** Sums over the turn's attempts; `reported` stays false until one of them reported usage at all. */
+  readonly usage: { input: number; output: number; cacheRead: number; reported: boolean }
   config: LlmCallConfig | undefined
 }
 
@@ -228,7 +229,7 @@ export class SessionSpanBuilder<H> {
       nextRequestAt: time,
       retryDelayMs: undefined,
       tools: new Map(),
-      usage: { input: 0, output: 0, cacheRead: 0 },
+      usage: { input: 0, output: 0, cacheRead: 0, reported: false },
       config: this.#config,
     }
   }
@@ -302,6 +303,7 @@ export class SessionSpanBuilder<H> {
       turn.usage.input += totalInput(usage)
       turn.usage.output += usage.outputTokens
       turn.usage.cacheRead += usage.cacheReadTokens ?? 0
+      turn.usage.reported = true
     }
     let final = status ?? { code: 'ok' as const }
     if (reason !== undefined && (reason.kind === 'error' || reason.kind === 'aborted')) {
@@ -374,7 +376,8 @@ export class SessionSpanBuilder<H> {
     turn.tools.clear()
     const attributes: Record<string, SpanAttributeValue> = { [GENAI.endReason]: reason.kind }
     if (turn.config !== undefined) Object.assign(attributes, routeAttributes(turn.config))
-    if (turn.attempts > 0) {
+    // A model that reported no usage did not use zero tokens: the count is unknown, so it is left out.
+    if (turn.usage.reported) {
       attributes[GENAI.inputTokens] = turn.usage.input
       attributes[GENAI.outputTokens] = turn.usage.output
       if (turn.usage.cacheRead > 0) attributes[GENAI.cacheReadTokens] = turn.usage.cacheRead

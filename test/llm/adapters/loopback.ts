@@ -163,3 +163,15 @@ export function servePerTest(): (replies: readonly LoopbackReply[]) => Promise<L
     return server
   }
 }
+
+/**
+ * Turns a `.chunks.txt` recording (one event's JSON per line, as the Vercel AI SDK keeps them) back into the SSE
+ * body the provider sent: each line becomes one `data:` event. No `[DONE]` is added — the recording holds none.
+ */
+export function sseFromChunkLines(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => `data: ${line}\n\n`)
+    .join('')
+}
