@@ -41,6 +41,17 @@ describe('recorded provider streams', () => {
   })
 })
 
+describe('recorded streams we already read right', () => {
+  it('Azure: a leading chunk with empty choices and empty id, `refusal: null`, reasoning inside completion_tokens', async () => {
+    const s = await serve([{ chunks: [sseFromChunkLines(fixture('azure-model-router.chunks.txt'))] }])
+    const out = await collect(openaiCompatibleAdapter({ provider: 'azure', baseURL: s.baseURL, apiKey: 'az-test' }), request('azure'))
+    expect(out.blocks).toEqual([{ type: 'text', text: 'Capital of Denmark.' }])
+    expect(out.finish).toEqual({ kind: 'stop' })
+    // prompt 15 + completion 78 = total 93: the 64 reasoning tokens are inside the 78, not added again.
+    expect(out.usage).toEqual({ inputTokens: 15, outputTokens: 78, cacheReadTokens: 0, reasoningTokens: 64 })
+  })
+})
+
 describe('a recorded refusal through the loop', () => {
   it('ends the turn with MODEL_REFUSED after one request, the refusal streamed to the user', async () => {
     const s = await serve([0, 1, 2].map(() => ({ chunks: [fixture('openai-refusal.sse')] })))
