@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createHarness, retryPlugin } from '../../../src/index.js'
+import { anthropicAdapter } from '../../../src/llm/adapters/anthropic.js'
 import { openaiCompatibleAdapter } from '../../../src/llm/adapters/openai-compatible.js'
 import { RETRYABLE_CODES } from '../../../src/llm/llm-error.js'
 import { createUserMessage } from '../../../src/llm/messages.js'
@@ -49,6 +50,20 @@ describe('recorded streams we already read right', () => {
     expect(out.finish).toEqual({ kind: 'stop' })
     // prompt 15 + completion 78 = total 93: the 64 reasoning tokens are inside the 78, not added again.
     expect(out.usage).toEqual({ inputTokens: 15, outputTokens: 78, cacheReadTokens: 0, reasoningTokens: 64 })
+  })
+})
+
+describe('a recorded Anthropic stream', () => {
+  it('thinking with its signature (empty start, empty last thinking delta, ping), then text', async () => {
+    const s = await serve([{ chunks: [sseFromChunkLines(fixture('anthropic-thinking-signature.chunks.txt'))] }])
+    const out = await collect(anthropicAdapter({ baseURL: s.baseURL, apiKey: 'sk-ant-test' }), { ...request('anthropic'), maxTokens: 64 })
+    const [thinking, text] = out.blocks
+    expect(thinking).toMatchObject({ type: 'reasoning', text: 'The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185' })
+    expect(thinking?.type === 'reasoning' ? thinking.signature : undefined).toMatch(/^EvQBCkYICxgCKkAx.*BgB$/)
+    expect(text).toEqual({ type: 'text', text: '925 ÷ 5 = 185' })
+    expect(out.blocks).toHaveLength(2)
+    expect(out.finish).toEqual({ kind: 'stop' })
+    expect(out.usage).toEqual({ inputTokens: 69, outputTokens: 53, cacheReadTokens: 0, cacheWriteTokens: 0 })
   })
 })
 
