@@ -167,7 +167,7 @@ export class McpServerConnection {
       if (code === -32001) {
         // A hung server is as good as a crashed one: drop it so the next call gets a fresh process. The shutdown
         // runs in the background (a hung stdio server takes seconds to stop); the answer is due now.
-        this.#markDown(`a call to '${tool}' timed out after ${this.#timing.callTimeoutMs} ms`)
+        void this.#markDown(`a call to '${tool}' timed out after ${this.#timing.callTimeoutMs} ms`, { hung: true })
         throw new HarnessError(`MCP server '${this.name}' did not answer '${tool}' within ${this.#timing.callTimeoutMs} ms; it will be restarted`, 'TOOL_TIMEOUT', { cause: error })
       }
       if ((error as Error).name === 'McpError' && LOCAL_REFUSAL.test((error as Error).message)) {
@@ -196,10 +196,14 @@ export class McpServerConnection {
 
   /** Kills a running stdio server at once (process exit: no time for a graceful close). */
   killNow(): void {
+    this.#signal('SIGKILL')
+  }
+
+  #signal(signal: NodeJS.Signals): void {
     const pid = this.pid
     if (pid === undefined) return
     try {
-      process.kill(pid, 'SIGKILL')
+      process.kill(pid, signal)
     } catch {
       // Already gone.
     }
@@ -290,9 +294,12 @@ export class McpServerConnection {
   }
 
   // Marks the server down at once; the returned promise is its shutdown, which close() also waits for.
-  #markDown(reason: string): Promise<void> {
+  #markDown(reason: string, options: { readonly hung?: boolean } = {}): Promise<void> {
     const state = this.#state
     if (state.kind !== 'up') return Promise.resolve()
+    // A hung stdio server gets no grace period: the SDK would wait 2 s for it to leave on its own before its
+    // SIGTERM, and meanwhile the process (and its pipes) would outlive the restart.
+    if (options.hung === true) this.#signal('SIGTERM')
     this.#state = { kind: 'down', since: Date.now(), reason }
     const stopping = shutDown(state)
     this.#stopping.add(stopping)
