@@ -81,6 +81,15 @@ describe('MCP against server-everything (stdio)', () => {
     await expect(connection.call('echo', { message: 'hi' }, new AbortController().signal)).resolves.toMatchObject({ content: [{ type: 'text', text: 'Echo: hi' }] })
   })
 
+  it('a call that reports progress outlives timeoutMs: the timeout restarts at each progress notification', async () => {
+    const connection = new McpServerConnection('ev', everything, { ...timing, callTimeoutMs: 1_000 })
+    cleanup.push(() => connection.close())
+    await connection.start()
+    // 2.4 s in all, a progress notification every 0.4 s: past the 1 s timeout only because progress extends it.
+    const result = await connection.call('trigger-long-running-operation', { duration: 2.4, steps: 6 }, new AbortController().signal)
+    expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('Long running operation completed') }])
+  })
+
   /** Runs `steps` against server-everything behind the wire tap, cancels once the long call is sent, returns the wire. */
   async function cancelDuringLongCall(before: { id: string; name: string; arguments: Record<string, unknown> }[][]): Promise<ReturnType<typeof sent>> {
     const log = join(scratch(), 'wire.log')

@@ -83,6 +83,8 @@ const STDERR_TAIL_BYTES = 2048
 const LOCAL_REFUSAL = /requires task-based execution|has an output schema but did not return|Structured content does not match|Failed to validate structured content/
 // The reason a cancelled call carries on the wire (`notifications/cancelled` wants a string).
 const CANCEL_REASON = 'the caller cancelled the tool call'
+// A call that keeps reporting progress may run this many times its timeout in all.
+const PROGRESS_CAP_FACTOR = 10
 // How long close() waits for a streamable HTTP server to answer the session's DELETE.
 const SESSION_END_WAIT_MS = 2_000
 const LOST_STREAM = /^(SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect)/
@@ -159,7 +161,16 @@ export class McpServerConnection {
     if (signal.aborted) onAbort()
     else signal.addEventListener('abort', onAbort, { once: true })
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal: own.signal, timeout: this.#timing.callTimeoutMs })
+      const timeout = this.#timing.callTimeoutMs
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: own.signal,
+        timeout,
+        // Asking for progress (the SDK then sends a progressToken) lets a long call that reports progress live
+        // past the timeout, which restarts at each report; the cap keeps a server that reports forever bounded.
+        onprogress: () => undefined,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: timeout * PROGRESS_CAP_FACTOR,
+      })
       return result as McpCallResult
     } catch (error) {
       if (signal.aborted) throw signal.reason
