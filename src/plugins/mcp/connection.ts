@@ -77,7 +77,6 @@ function loadMcpSdk(): Promise<SdkModules> {
 }
 
 const STDERR_TAIL_BYTES = 2048
-// How the SDK's streamable HTTP client reports a response stream it lost and will not resume.
 // The SDK's own refusals, made before sending or after receiving (task-only tools, output schema checks): the
 // client refused, and the message must not blame the server.
 const LOCAL_REFUSAL = /requires task-based execution|has an output schema but did not return|Structured content does not match|Failed to validate structured content/
@@ -87,6 +86,7 @@ const CANCEL_REASON = 'the caller cancelled the tool call'
 const PROGRESS_CAP_FACTOR = 10
 // How long close() waits for a streamable HTTP server to answer the session's DELETE.
 const SESSION_END_WAIT_MS = 2_000
+// How the SDK's streamable HTTP client reports a response stream it lost and will not resume.
 const LOST_STREAM = /^(SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect)/
 
 type State =
