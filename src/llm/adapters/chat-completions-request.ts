@@ -103,6 +103,8 @@ function userMessages(message: Message): WireMessage[] {
   for (const block of message.content) {
     if (block.type === 'tool-result') {
       tools.push({ role: 'tool', tool_call_id: block.toolCallId, content: toolResultText(block.content) })
+      // `tool` messages carry text only, so a result's images that have a URL follow in the user message after.
+      for (const inner of block.content) if (inner.type === 'image' && hasUrl(inner)) parts.push({ type: 'text', text: `[image ${shortId(inner)} from tool call ${block.toolCallId}]` }, imagePart(inner))
     } else if (block.type === 'text') {
       parts.push({ type: 'text', text: block.text })
     } else if (block.type === 'image') {
@@ -116,10 +118,10 @@ function userMessages(message: Message): WireMessage[] {
   return [...tools, { role: 'user', content }]
 }
 
-/** A tool result's text; images inside it become placeholders, because `tool` messages carry text only. */
+/** A tool result's text; images inside it become notes (sent after the tool messages, or not at all without a URL). */
 function toolResultText(content: readonly ContentBlock[]): string {
   const text = content
-    .map((block) => (block.type === 'text' ? block.text : block.type === 'image' ? imagePlaceholder(block) : ''))
+    .map((block) => (block.type === 'text' ? block.text : block.type === 'image' ? (hasUrl(block) ? `[image ${shortId(block)} attached below]` : imagePlaceholder(block)) : ''))
     .join('')
   return text === '' ? '(no output)' : text
 }
@@ -129,8 +131,10 @@ function imagePart(block: ImageBlock): WireContentPart {
   return url !== undefined && url !== '' ? { type: 'image_url', image_url: { url } } : { type: 'text', text: imagePlaceholder(block) }
 }
 
-/** Text standing in for an image we cannot send (no URL, or a text-only slot). */
+const hasUrl = (block: ImageBlock): boolean => block.attachment.url !== undefined && block.attachment.url !== ''
+const shortId = (block: ImageBlock): string => block.attachment.attachmentId.replace(/^sha256:/, '').slice(0, 8)
+
+/** Text standing in for an image we cannot send (no URL). */
 export function imagePlaceholder(block: ImageBlock): string {
-  const id = block.attachment.attachmentId.replace(/^sha256:/, '').slice(0, 8)
-  return `[image ${id} not sent: no URL available]`
+  return `[image ${shortId(block)} not sent: no URL available]`
 }

@@ -77,6 +77,15 @@ function loadMcpSdk(): Promise<SdkModules> {
 }
 
 const STDERR_TAIL_BYTES = 2048
+// The SDK's own refusals, made before sending or after receiving (task-only tools, output schema checks): the
+// client refused, and the message must not blame the server.
+const LOCAL_REFUSAL = /requires task-based execution|has an output schema but did not return|Structured content does not match|Failed to validate structured content/
+// The reason a cancelled call carries on the wire (`notifications/cancelled` wants a string).
+const CANCEL_REASON = 'the caller cancelled the tool call'
+// A call that keeps reporting progress may run this many times its timeout in all.
+const PROGRESS_CAP_FACTOR = 10
+// How long close() waits for a streamable HTTP server to answer the session's DELETE.
+const SESSION_END_WAIT_MS = 2_000
 // How the SDK's streamable HTTP client reports a response stream it lost and will not resume.
 const LOST_STREAM = /^(SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect)/
 
@@ -97,6 +106,8 @@ export class McpServerConnection {
   readonly #timing: McpConnectionTiming
   #state: State = { kind: 'down', since: 0, reason: 'not started' }
   #failedRestarts = 0
+  // Shutdowns of replaced servers still under way.
+  readonly #stopping = new Set<Promise<void>>()
   #stderrTail = ''
 
   constructor(name: string, config: McpServerConfig, timing: McpConnectionTiming) {
@@ -127,6 +138,8 @@ export class McpServerConnection {
     do {
       const page = await client.listTools(cursor !== undefined ? { cursor } : {}, { timeout: this.#timing.startupTimeoutMs })
       for (const tool of page.tools) {
+        // Task-only tools need the tasks capability, which we do not declare: the SDK would refuse every call.
+        if (tool.execution?.taskSupport === 'required') continue
         tools.push({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: tool.inputSchema })
       }
       cursor = page.nextCursor
@@ -140,16 +153,36 @@ export class McpServerConnection {
    */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult> {
     const client = await this.#client(signal)
+    // The SDK gets a signal of its own per call: its abort listener then dies with the call instead of piling up
+    // on the turn's signal, a turn cancelled after the answer sends no `notifications/cancelled` for it, and the
+    // reason on the wire is a string (the SDK stringifies whatever the signal was aborted with).
+    const own = new AbortController()
+    const onAbort = (): void => own.abort(CANCEL_REASON)
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.#timing.callTimeoutMs })
+      const timeout = this.#timing.callTimeoutMs
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: own.signal,
+        timeout,
+        // Asking for progress (the SDK then sends a progressToken) lets a long call that reports progress live
+        // past the timeout, which restarts at each report; the cap keeps a server that reports forever bounded.
+        onprogress: () => undefined,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: timeout * PROGRESS_CAP_FACTOR,
+      })
       return result as McpCallResult
     } catch (error) {
-      if (signal.aborted) throw error
+      if (signal.aborted) throw signal.reason
       const code = (error as { code?: unknown }).code
       if (code === -32001) {
-        // A hung server is as good as a crashed one: drop it so the next call gets a fresh process.
-        await this.#markDown(`a call to '${tool}' timed out after ${this.#timing.callTimeoutMs} ms`)
+        // A hung server is as good as a crashed one: drop it so the next call gets a fresh process. The shutdown
+        // runs in the background (a hung stdio server takes seconds to stop); the answer is due now.
+        void this.#markDown(`a call to '${tool}' timed out after ${this.#timing.callTimeoutMs} ms`, { hung: true })
         throw new HarnessError(`MCP server '${this.name}' did not answer '${tool}' within ${this.#timing.callTimeoutMs} ms; it will be restarted`, 'TOOL_TIMEOUT', { cause: error })
+      }
+      if ((error as Error).name === 'McpError' && LOCAL_REFUSAL.test((error as Error).message)) {
+        throw new HarnessError(`the MCP client (not server '${this.name}') refused '${tool}': ${(error as Error).message}`, 'MCP_CALL_FAILED', { cause: error })
       }
       if (code !== -32000 && (error as Error).name === 'McpError' && this.#state.kind === 'up') {
         // A protocol-level error from a live server (unknown tool, invalid params): the model should read it.
@@ -158,6 +191,8 @@ export class McpServerConnection {
       // The process died, the connection closed, or HTTP failed (refused, reset, session gone): restart next time.
       await this.#markDown(`'${tool}' failed: ${(error as Error).message}`)
       throw new HarnessError(`MCP server '${this.name}' went away during '${tool}'${this.#stderrNote()}; the next call restarts it`, 'MCP_SERVER_UNAVAILABLE', { cause: error })
+    } finally {
+      signal.removeEventListener('abort', onAbort)
     }
   }
 
@@ -167,15 +202,19 @@ export class McpServerConnection {
     this.#state = { kind: 'closed' }
     if (state.kind === 'starting') await state.ready.catch(() => undefined)
     const current = state.kind === 'up' ? state : undefined
-    await current?.client.close().catch(() => undefined)
+    await Promise.all([current !== undefined ? shutDown(current) : undefined, ...this.#stopping])
   }
 
   /** Kills a running stdio server at once (process exit: no time for a graceful close). */
   killNow(): void {
+    this.#signal('SIGKILL')
+  }
+
+  #signal(signal: NodeJS.Signals): void {
     const pid = this.pid
     if (pid === undefined) return
     try {
-      process.kill(pid, 'SIGKILL')
+      process.kill(pid, signal)
     } catch {
       // Already gone.
     }
@@ -265,17 +304,40 @@ export class McpServerConnection {
     return up
   }
 
-  async #markDown(reason: string): Promise<void> {
+  // Marks the server down at once; the returned promise is its shutdown, which close() also waits for.
+  #markDown(reason: string, options: { readonly hung?: boolean } = {}): Promise<void> {
     const state = this.#state
-    if (state.kind !== 'up') return
+    if (state.kind !== 'up') return Promise.resolve()
+    // A hung stdio server gets no grace period: the SDK would wait 2 s for it to leave on its own before its
+    // SIGTERM, and meanwhile the process (and its pipes) would outlive the restart.
+    if (options.hung === true) this.#signal('SIGTERM')
     this.#state = { kind: 'down', since: Date.now(), reason }
-    await state.client.close().catch(() => undefined)
+    const stopping = shutDown(state)
+    this.#stopping.add(stopping)
+    void stopping.finally(() => this.#stopping.delete(stopping))
+    return stopping
   }
 
   #stderrNote(): string {
     const tail = this.#stderrTail.trim()
     return tail === '' ? '' : ` (server stderr: ${tail.slice(-400)})`
   }
+}
+
+/**
+ * Ends one connection: a streamable HTTP session is terminated first (the spec's DELETE; a server that does not
+ * support it answers 405, which the SDK accepts), then the client is closed (a stdio server's process ends).
+ */
+async function shutDown(up: Extract<State, { kind: 'up' }>): Promise<void> {
+  const http = up.transport as { terminateSession?: () => Promise<void> }
+  if (typeof http.terminateSession === 'function') {
+    // Bounded: a hung server may never answer the DELETE, and closing must still finish.
+    let timer: NodeJS.Timeout | undefined
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_END_WAIT_MS).unref()))
+    await Promise.race([http.terminateSession().catch(() => undefined), bound])
+    clearTimeout(timer)
+  }
+  await up.client.close().catch(() => undefined)
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
