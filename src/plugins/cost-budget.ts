@@ -3,10 +3,9 @@ import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import type { Agent } from '../loop/agent.js'
 import type { LedgerHooks } from '../loop/hook-types.js'
-import type { ModelPricing, StreamChunk, TokenUsage } from '../llm/types.js'
-import type { RequestHeader } from '../session/events.js'
+import type { ModelPricing } from '../llm/types.js'
 import type { Session } from '../session/session.js'
-import { inPeak, usageCost, type PricingCatalogue } from '../views/cost.js'
+import { BilledUsd, type PricingCatalogue } from '../views/cost.js'
 
 /** Options of {@link costBudgetPlugin}. */
 export interface CostBudgetOptions {
@@ -60,7 +59,7 @@ export function costBudgetPlugin(options: CostBudgetOptions): Plugin<HookRegistr
   }
   const per = options.per ?? 'session'
   if (per !== 'turn' && per !== 'session') throw new HarnessError("costBudgetPlugin: per must be 'turn' or 'session'", 'INVALID_CONFIG')
-  const tallies = new Map<string, SpendTally>()
+  const tallies = new Map<string, { readonly session: Session; readonly billed: BilledUsd; cursor: number; readonly warned: Set<string> }>()
   return {
     name: 'ledgerloop/cost-budget',
     setup(hooks) {
@@ -69,14 +68,25 @@ export function costBudgetPlugin(options: CostBudgetOptions): Plugin<HookRegistr
         const config = await next()
         let tally = tallies.get(agent.id)
         if (tally === undefined || tally.session !== agent.session) {
-          tally = new SpendTally(agent.session)
+          const priceOf = (provider: string, model: string): ModelPricing | undefined => pricingFor(agent, options.pricing, provider, model)
+          tally = { session: agent.session, billed: new BilledUsd(priceOf), cursor: 0, warned: new Set() }
           tallies.set(agent.id, tally)
         }
-        const priceOf = (provider: string, model: string): ModelPricing | undefined => pricingFor(agent, options.pricing, provider, model)
-        tally.catchUp(priceOf)
-        const upcoming = priceOf(config.provider, config.model)
-        if (upcoming?.currency !== 'USD') tally.warnOnce(turn, config.provider, config.model, upcoming === undefined ? 'no-price' : 'currency')
-        const used = per === 'turn' ? tally.turnSpend(turn) : tally.total
+        // Each event once: what was logged since the last request (the attempt before this one ended, so a
+        // usage chunk still waiting for its message belongs to a failed attempt and is settled).
+        for (; tally.cursor < agent.session.length; tally.cursor++) {
+          const event = agent.session.at(tally.cursor)
+          if (event !== undefined) tally.billed.add(event)
+        }
+        tally.billed.settle()
+        const upcoming = pricingFor(agent, options.pricing, config.provider, config.model)
+        const key = `${config.provider}/${config.model}`
+        if (upcoming?.currency !== 'USD' && !tally.warned.has(key)) {
+          tally.warned.add(key)
+          const warning: CostBudgetUnpricedData = { turn, provider: config.provider, model: config.model, reason: upcoming === undefined ? 'no-price' : 'currency' }
+          agent.session.append(COST_UNPRICED_EVENT, warning, { ignorable: true })
+        }
+        const used = per === 'turn' ? tally.billed.turn(turn) : tally.billed.total
         // A nano-dollar of slack: per-token prices are binary fractions, so two $0.10 requests may sum to $0.1999…
         if (used >= maxUsd - 1e-9) {
           const data: CostBudgetExceededData = { turn, budget: 'cost', per, limit: maxUsd, used: roundUsd(used) }
@@ -107,79 +117,3 @@ function roundUsd(amount: number): number {
   return Math.round(amount * 1e6) / 1e6
 }
 
-/**
- * What one session has spent, read from its log incrementally (each event once). Every request attempt logs at
- * most one usage chunk, and a completed attempt's `assistant/message` repeats it: so a usage chunk counts when no
- * message of its attempt carries usage (the attempt failed, or was cut short), the message's usage otherwise.
- */
-class SpendTally {
-  readonly session: Session
-  total = 0
-  readonly #turns = new Map<number, number>()
-  #cursor = 0
-  #route: { provider: string; model: string } | undefined
-  #pending: { usage: TokenUsage; time: number; turn: number; provider: string; model: string } | undefined
-  readonly #warned = new Set<string>()
-
-  constructor(session: Session) {
-    this.session = session
-  }
-
-  turnSpend(turn: number): number {
-    return this.#turns.get(turn) ?? 0
-  }
-
-  /** Prices every event logged since the last call. */
-  catchUp(priceOf: (provider: string, model: string) => ModelPricing | undefined): void {
-    const { session } = this
-    for (; this.#cursor < session.length; this.#cursor++) {
-      const event = session.at(this.#cursor)
-      if (event === undefined) continue
-      if (event.type === 'request/header') {
-        this.#route = (event.data as unknown as { header: RequestHeader }).header.config
-      } else if (event.type === 'assistant/chunk') {
-        const { turn, chunk } = event.data as unknown as { turn: number; chunk: StreamChunk }
-        if (chunk.type !== 'usage' || this.#route === undefined) continue
-        this.#settlePending(priceOf)
-        this.#pending = { usage: chunk.usage, time: event.time, turn, ...this.#route }
-      } else if (event.type === 'assistant/message') {
-        const data = event.data as unknown as { turn: number; usage?: TokenUsage; message: { source?: { provider?: string; model?: string } } }
-        if (data.usage === undefined) continue
-        this.#pending = undefined
-        const provider = data.message.source?.provider ?? this.#route?.provider
-        const model = data.message.source?.model ?? this.#route?.model
-        if (provider !== undefined && model !== undefined) this.#add(priceOf, data.turn, provider, model, data.usage, event.time)
-      } else if (event.type === 'step/end' || event.type === 'turn/end') {
-        this.#settlePending(priceOf)
-      }
-    }
-    // A usage chunk still pending belongs to an attempt that ended without a message (a failure before a retry).
-    this.#settlePending(priceOf)
-  }
-
-  /** Logs the unpriced-model warning, once per model in this session. */
-  warnOnce(turn: number, provider: string, model: string, reason: CostBudgetUnpricedData['reason']): void {
-    const key = `${provider}/${model}`
-    if (this.#warned.has(key)) return
-    this.#warned.add(key)
-    const data: CostBudgetUnpricedData = { turn, provider, model, reason }
-    this.session.append(COST_UNPRICED_EVENT, data, { ignorable: true })
-  }
-
-  #settlePending(priceOf: (provider: string, model: string) => ModelPricing | undefined): void {
-    const pending = this.#pending
-    if (pending === undefined) return
-    this.#pending = undefined
-    this.#add(priceOf, pending.turn, pending.provider, pending.model, pending.usage, pending.time)
-  }
-
-  #add(priceOf: (provider: string, model: string) => ModelPricing | undefined, turn: number, provider: string, model: string, usage: TokenUsage, time: number): void {
-    const pricing = priceOf(provider, model)
-    // Unpriced usage is warned about at the request (warnOnce); it cannot be added to a USD figure.
-    if (pricing === undefined || pricing.currency !== 'USD') return
-    const offPeak = pricing.offPeak !== undefined && !inPeak(pricing.offPeak, time)
-    const cost = usageCost(usage, pricing) * (offPeak ? (pricing.offPeak?.share ?? 1) : 1)
-    this.total += cost
-    this.#turns.set(turn, (this.#turns.get(turn) ?? 0) + cost)
-  }
-}
