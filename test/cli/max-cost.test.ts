@@ -34,6 +34,9 @@ describe('run --max-cost', () => {
     const json = await runCli(['run', '--yes', '--json', '--max-cost', '0.15', '--script', script, 'go'], { env: cliEnv(home) })
     const ends = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; data: { reason?: unknown } }).filter((e) => e.type === 'turn/end')
     expect(ends.map((e) => e.data.reason)).toEqual([{ kind: 'aborted', reason: { kind: 'hook', reason: 'cost budget: $0.2 spent of $0.15' } }])
+    const id = /session ([0-9a-f-]{36})/.exec(run.stdout)?.[1] as string
+    const inspect = await runCli(['inspect', id], { env: cliEnv(home) })
+    expect(inspect.stdout).toContain('cost budget: turn 1 stopped at $0.2 of $0.15; billed $0.2000 over every request attempt')
   }, 60_000)
 
   it('warns, once, that a model without a price is not counted, instead of passing silently', async () => {
