@@ -7,8 +7,9 @@ import { createHarness, type Harness, type HarnessOptions } from '../harness/har
 import { HarnessError } from '../errors/harness-error.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
-import type { LlmAdapter } from '../llm/types.js'
+import type { LlmAdapter, ModelPricing } from '../llm/types.js'
 import { compactionPlugin } from '../plugins/compaction/compaction.js'
+import { costBudgetPlugin } from '../plugins/cost-budget.js'
 import { permissionPlugin, type AttributedAnswer, type PermissionAnswer, type PermissionQuestion, type PermissionRules } from '../plugins/permission.js'
 import { retryPlugin } from '../plugins/retry.js'
 import { turnBudgetPlugin } from '../plugins/turn-budget.js'
@@ -91,7 +92,7 @@ export interface Composition {
 
 /**
  * The one composition of ledgerloop's entry points: the built-in tools on the root (sandbox, network and
- * `bashEnv` included) plus MCP tools; the retry, permission (answered as `approvals` says), turn-budget and
+ * `bashEnv` included) plus MCP tools; the retry, permission (answered as `approvals` says), turn-budget, cost-budget (with a cap) and
  * compaction plugins, telemetry, and the request settings of the config (reasoning effort, output cap); the
  * persona with the project instructions. Flags and config keys therefore mean the same thing everywhere.
  * @throws UsageError when the tool root, the permission rules or the budget are not usable
@@ -111,6 +112,7 @@ export function compose(request: CompositionRequest): Composition {
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
+  const cost = costBudgetOf(config)
   const permissions = permissionsOf(config, approvals)
   const settings = requestSettingsOf(config)
   const extensions = request.extensions
@@ -118,6 +120,7 @@ export function compose(request: CompositionRequest): Composition {
     retryPlugin(config.retry),
     ...(permissions !== undefined ? [permissions] : []),
     budget,
+    ...(cost !== undefined ? [cost] : []),
     compactionPlugin(),
     ...(extensions?.plugins ?? []),
     ...(Object.keys(settings).length > 0 ? [requestSettingsPlugin(settings)] : []),
@@ -162,6 +165,26 @@ export function composeHarness(request: CompositionRequest & { readonly store: S
         await composition.close()
       }
     },
+  }
+}
+
+/**
+ * The cost budget of `--max-cost` / `maxCostUsd`, priced by the config file's `pricing` overrides (by
+ * `provider/model`, then by model) and a configured provider's model table; the plugin itself falls back to
+ * each adapter's published prices (the built-in DeepSeek table). None without a cap.
+ */
+function costBudgetOf(config: EffectiveConfig): Plugin<HookRegistrar<LedgerHooks>> | undefined {
+  if (config.maxCostUsd === undefined) return undefined
+  const pricing = (provider: string, model: string): ModelPricing | undefined => {
+    const override = config.pricing[`${provider}/${model}`] ?? config.pricing[model]
+    if (override !== undefined) return override
+    const table = config.providers[provider]?.models
+    return table !== undefined && Object.hasOwn(table, model) ? table[model]?.pricing : undefined
+  }
+  try {
+    return costBudgetPlugin({ maxUsd: config.maxCostUsd, pricing })
+  } catch (error) {
+    throw new UsageError((error as Error).message)
   }
 }
 

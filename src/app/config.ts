@@ -53,6 +53,11 @@ export interface EffectiveConfig {
   readonly bashEnv: readonly string[]
   readonly maxSteps: number
   readonly maxTokens: number | undefined
+  /**
+   * Spending cap in USD (`--max-cost`, or `maxCostUsd` in the config file): the cost budget stops a session
+   * before the request that would follow reaching it. Undefined = no cap.
+   */
+  readonly maxCostUsd?: number
   /** Retry plugin settings for failed model requests (attempts include the first). */
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs?: number; readonly maxDelayMs: number }
   /** Longest silence of a model stream (SSE comments count as activity) before the attempt fails `TIMEOUT`. */
@@ -90,6 +95,8 @@ export interface ConfigFlags {
   readonly baseUrl?: string
   readonly root?: string
   readonly maxSteps?: number
+  /** `--max-cost USD`. */
+  readonly maxCost?: number
   readonly store?: string
   /** Seconds. */
   readonly idleTimeout?: number
@@ -187,6 +194,7 @@ const configFileSchema = z.strictObject({
   bashEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in *')).optional(),
   maxSteps: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
+  maxCostUsd: z.number().positive().optional(),
   retry: z
     .strictObject({
       maxAttempts: z.number().int().positive().optional(),
@@ -312,6 +320,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   if (baseURL !== undefined && (baseSource === 'flag' || baseSource === 'env')) checkBaseUrl(baseURL, baseSource === 'flag' ? '--base-url' : 'LEDGERLOOP_BASE_URL')
   const [rootSetting, rootSource] = pick<string | undefined>(flags.root, undefined, file.root, undefined)
   const [maxSteps, stepsSource] = pick(flags.maxSteps, undefined, file.maxSteps, DEFAULT_MAX_STEPS)
+  const maxCostUsd = flags.maxCost ?? file.maxCostUsd
   const envIdle = envSeconds('LEDGERLOOP_IDLE_TIMEOUT')
   const [idleTimeoutMs, idleSource] = pick(
     flags.idleTimeout !== undefined ? Math.round(flags.idleTimeout * 1000) : undefined,
@@ -361,6 +370,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     bashEnv,
     maxSteps,
     maxTokens: file.maxTokens,
+    ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
     retry: {
       maxAttempts,
       ...(file.retry?.baseDelayMs !== undefined ? { baseDelayMs: file.retry.baseDelayMs } : {}),

@@ -47,14 +47,20 @@ export class TranscriptRenderer {
   #paused = false
   #waiting: Waiting | undefined
   #turnCost: ((events: readonly SessionEvent[]) => string | undefined) | undefined
+  #costCap: (() => string | undefined) | undefined
   readonly #turnEvents: SessionEvent[] = []
   #footerNote: string | undefined
 
-  constructor(out: NodeJS.WritableStream, style: Style, options: { readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined } = {}) {
+  constructor(
+    out: NodeJS.WritableStream,
+    style: Style,
+    options: { readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined; readonly costCap?: () => string | undefined } = {},
+  ) {
     this.#out = out
     this.#style = style
     this.#spinner = new Spinner(out)
     this.#turnCost = options.turnCost
+    this.#costCap = options.costCap
   }
 
   /**
@@ -113,6 +119,16 @@ export class TranscriptRenderer {
         this.#spin()
         break
       }
+      case 'budget/exceeded':
+        if (d.budget === 'cost') this.#line(this.#style.yellow(`⛔ cost budget: $${String(d.used)} spent of $${String(d.limit)}${d.per === 'turn' ? ' this turn' : ''}; no further request is sent`))
+        break
+      case 'cost-budget/unpriced':
+        this.#line(
+          this.#style.yellow(
+            `⚠ cost budget: ${d.reason === 'currency' ? 'the price of' : 'no price for'} ${String(d.provider)}/${String(d.model)}${d.reason === 'currency' ? ' is not in USD' : ''}: its requests do not count against the cap (add one under "pricing" in the config file)`,
+          ),
+        )
+        break
       case 'compaction/end':
         this.#line(this.#style.dim(`⇣ compaction: ${String(d.outcome)} (~${String(d.tokensBefore)} → ~${String(d.tokensAfter)} tokens)${d.error !== undefined ? ` — ${String((d.error as { code?: string }).code)}` : ''}`))
         break
@@ -212,6 +228,7 @@ export class TranscriptRenderer {
       `${tally.steps} step${tally.steps === 1 ? '' : 's'}`,
       `tokens ${formatUsage(tally.usage)}`,
       ...(cost !== undefined ? [cost] : []),
+      ...(this.#costCap !== undefined ? [this.#costCap()].filter((figure): figure is string => figure !== undefined) : []),
       formatDuration(event.time - tally.started),
     ]
     if (this.#footerNote !== undefined) parts.push(this.#footerNote)

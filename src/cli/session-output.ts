@@ -1,8 +1,10 @@
 import type { Harness } from '../harness/harness.js'
 import type { SessionEvent } from '../session/events.js'
+import type { Session } from '../session/session.js'
 import { retryCause, TranscriptRenderer } from './render.js'
 import type { Style } from './style.js'
 import { formatDuration } from '../views/turn-outcome.js'
+import { billedUsd, formatCost, type PricingCatalogue } from '../views/cost.js'
 
 /** Where a running session's events go: a transcript for people, or JSONL for scripts. */
 export interface SessionOutput {
@@ -24,6 +26,29 @@ export interface SessionOutputOptions {
   readonly maxAttempts?: number
   /** The cost figure of a finished turn's events for the footer (undefined = not priced). */
   readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined
+  /** With a cost cap: the session's spend against it for the footer (see {@link spendAgainstCap}). */
+  readonly costCap?: () => string | undefined
+}
+
+/** The `costCap` option of a run or chat with `--max-cost` (none without a cap), reading the live session. */
+export function costCapOption(maxUsd: number | undefined, catalogue: PricingCatalogue, session: () => Session | undefined): Pick<SessionOutputOptions, 'costCap'> {
+  if (maxUsd === undefined) return {}
+  return {
+    costCap: () => {
+      const current = session()
+      return current !== undefined ? spendAgainstCap(current.events, catalogue, maxUsd) : undefined
+    },
+  }
+}
+
+/**
+ * `spent $0.0123 of $0.50 cap`: what the session was billed (every attempt included, as the cost budget counts
+ * it) against the `--max-cost` cap, with the count of responses that had no USD price.
+ */
+export function spendAgainstCap(events: readonly SessionEvent[], catalogue: PricingCatalogue, maxUsd: number): string {
+  const billed = billedUsd(events, catalogue)
+  const unpriced = billed.unpriced > 0 ? ` (${billed.unpriced} unpriced)` : ''
+  return `spent ${formatCost(billed.total, 'USD')} of ${formatCost(maxUsd, 'USD')} cap${unpriced}`
 }
 
 /**
@@ -34,7 +59,12 @@ export interface SessionOutputOptions {
  */
 export function attachSessionOutput(harness: Harness, currentId: () => string | undefined, out: NodeJS.WritableStream, style: Style, options: SessionOutputOptions): SessionOutput {
   const renderer =
-    options.mode === 'transcript' ? new TranscriptRenderer(out, style, options.turnCost !== undefined ? { turnCost: options.turnCost } : {}) : undefined
+    options.mode === 'transcript'
+      ? new TranscriptRenderer(out, style, {
+          ...(options.turnCost !== undefined ? { turnCost: options.turnCost } : {}),
+          ...(options.costCap !== undefined ? { costCap: options.costCap } : {}),
+        })
+      : undefined
   renderer?.setMaxAttempts(options.maxAttempts)
   const statusLines = options.verbose === true && (renderer === undefined || !style.tty)
   const status = (text: string): void => {

@@ -1,4 +1,4 @@
-import type { ModelInfo, ModelPricing, TokenUsage } from '../llm/types.js'
+import type { ModelInfo, ModelPricing, StreamChunk, TokenUsage } from '../llm/types.js'
 import type { RequestHeader, SessionEvent } from '../session/events.js'
 
 /**
@@ -130,4 +130,81 @@ export function costFigure(events: readonly SessionEvent[], catalogue: PricingCa
   const cost = sessionCost(events, catalogue)
   if (cost.currency === undefined) return undefined
   return { total: Math.round(cost.total * 1e6) / 1e6, currency: cost.currency, ...(cost.asOf !== undefined ? { asOf: cost.asOf } : {}) }
+}
+
+/**
+ * What a session was billed in USD, every request attempt included, fed one event at a time (the cost budget
+ * feeds it the log as it grows; the footer a whole log at once). Every attempt logs at most one usage chunk and
+ * a completed attempt's `assistant/message` repeats it, so a usage chunk counts when no message of its attempt
+ * carries usage (the attempt failed before a retry, or was cut short), the message's usage otherwise. Unlike
+ * {@link sessionCost}, which prices the responses the conversation kept, this is what the provider charged.
+ * Usage without a USD price is not added; {@link BilledUsd.unpriced} counts it.
+ */
+export class BilledUsd {
+  /** USD billed so far. */
+  total = 0
+  /** Usage records that could not be priced in USD. */
+  unpriced = 0
+  readonly #turns = new Map<number, number>()
+  readonly #priceOf: (provider: string, model: string) => ModelPricing | undefined
+  #route: { provider: string; model: string } | undefined
+  #pending: { usage: TokenUsage; time: number; turn: number; provider: string; model: string } | undefined
+
+  constructor(catalogue: PricingCatalogue) {
+    this.#priceOf = typeof catalogue === 'function' ? catalogue : (_provider, model) => (Object.hasOwn(catalogue, model) ? catalogue[model]?.pricing : undefined)
+  }
+
+  /** USD billed in turn `turn`, settled as of the last {@link settle}. */
+  turn(turn: number): number {
+    return this.#turns.get(turn) ?? 0
+  }
+
+  /** Takes the next event of the log. */
+  add(event: SessionEvent): void {
+    if (event.type === 'request/header') {
+      this.#route = (event.data as unknown as { header: RequestHeader }).header.config
+    } else if (event.type === 'assistant/chunk') {
+      const { turn, chunk } = event.data as unknown as { turn: number; chunk: StreamChunk }
+      if (chunk.type !== 'usage' || this.#route === undefined) return
+      this.settle()
+      this.#pending = { usage: chunk.usage, time: event.time, turn, ...this.#route }
+    } else if (event.type === 'assistant/message') {
+      const data = event.data as unknown as { turn: number; usage?: TokenUsage; message: { source?: { provider?: string; model?: string } } }
+      if (data.usage === undefined) return
+      this.#pending = undefined
+      const provider = data.message.source?.provider ?? this.#route?.provider
+      const model = data.message.source?.model ?? this.#route?.model
+      if (provider !== undefined && model !== undefined) this.#bill(data.turn, provider, model, data.usage, event.time)
+    } else if (event.type === 'step/end' || event.type === 'turn/end') {
+      this.settle()
+    }
+  }
+
+  /** Counts a usage chunk still waiting for its message: call between attempts (its attempt ended without one). */
+  settle(): void {
+    const pending = this.#pending
+    if (pending === undefined) return
+    this.#pending = undefined
+    this.#bill(pending.turn, pending.provider, pending.model, pending.usage, pending.time)
+  }
+
+  #bill(turn: number, provider: string, model: string, usage: TokenUsage, time: number): void {
+    const pricing = this.#priceOf(provider, model)
+    if (pricing === undefined || pricing.currency !== 'USD') {
+      this.unpriced++
+      return
+    }
+    const offPeak = pricing.offPeak !== undefined && !inPeak(pricing.offPeak, time)
+    const cost = usageCost(usage, pricing) * (offPeak ? (pricing.offPeak?.share ?? 1) : 1)
+    this.total += cost
+    this.#turns.set(turn, (this.#turns.get(turn) ?? 0) + cost)
+  }
+}
+
+/** USD billed over `events` (every attempt included, see {@link BilledUsd}). */
+export function billedUsd(events: readonly SessionEvent[], catalogue: PricingCatalogue): BilledUsd {
+  const billed = new BilledUsd(catalogue)
+  for (const event of events) billed.add(event)
+  billed.settle()
+  return billed
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -6,6 +6,7 @@ import { compose, type Approvals, type Composition } from '../../src/app/compose
 import { resolveConfig } from '../../src/app/config.js'
 import { scriptedAdapter } from '../../src/llm/adapters/scripted.js'
 import { createCliHarness } from '../../src/cli/cli-harness.js'
+import { configFlagsOf } from '../../src/cli/commands/agent-options.js'
 import { MemoryStore } from '../../src/store/memory-store.js'
 
 // One configuration, composed the way each entry point composes it (cli/cli-harness.ts for run and chat,
@@ -53,5 +54,38 @@ describe('one composition for every entry point', () => {
     } finally {
       await harness.close()
     }
+  })
+})
+
+// `--max-cost` reaches every entry point through the one flag table (cli/commands/agent-options.ts) and the one
+// composition; the config file's `maxCostUsd` does the same without the flag (issue 26, item 5).
+describe('the cost cap in the composition', () => {
+  const home = mkdtempSync(join(tmpdir(), 'll-compose-cost-'))
+  const root = mkdtempSync(join(tmpdir(), 'll-compose-cost-root-'))
+  const route = { adapter: scriptedAdapter({ script: [] }) }
+  const approvalsOf: Record<'run' | 'chat' | 'serve' | 'worker', Approvals> = {
+    run: { kind: 'deny' },
+    chat: { kind: 'ask', ask: async () => 'no' },
+    serve: { kind: 'host', yes: false },
+    worker: { kind: 'yes' },
+  }
+
+  it('installs the cost budget under run, chat, serve and worker when --max-cost is set, and not without it', () => {
+    const capped = resolveConfig(configFlagsOf({ root, maxCost: 0.5 }), { LEDGERLOOP_HOME: home }, root)
+    const uncapped = resolveConfig(configFlagsOf({ root }), { LEDGERLOOP_HOME: home }, root)
+    expect(capped.maxCostUsd).toBe(0.5)
+    for (const [name, approvals] of Object.entries(approvalsOf)) {
+      expect(compose({ config: capped, route, root, sandbox: 'off', approvals }).installed.plugins, name).toContain('ledgerloop/cost-budget')
+      expect(compose({ config: uncapped, route, root, sandbox: 'off', approvals }).installed.plugins, name).not.toContain('ledgerloop/cost-budget')
+    }
+  })
+
+  it('takes the cap from the config file key maxCostUsd; the flag wins over it', () => {
+    const fileHome = mkdtempSync(join(tmpdir(), 'll-compose-cost-file-'))
+    writeFileSync(join(fileHome, 'config.json'), JSON.stringify({ maxCostUsd: 2 }))
+    expect(resolveConfig(configFlagsOf({ root }), { LEDGERLOOP_HOME: fileHome }, root).maxCostUsd).toBe(2)
+    expect(resolveConfig(configFlagsOf({ root, maxCost: 0.25 }), { LEDGERLOOP_HOME: fileHome }, root).maxCostUsd).toBe(0.25)
+    writeFileSync(join(fileHome, 'config.json'), JSON.stringify({ maxCostUsd: -1 }))
+    expect(() => resolveConfig(configFlagsOf({ root }), { LEDGERLOOP_HOME: fileHome }, root)).toThrow(/maxCostUsd/)
   })
 })

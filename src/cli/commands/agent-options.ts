@@ -25,6 +25,8 @@ export interface AgentFlags {
   readonly root?: string
   readonly yes?: boolean
   readonly maxSteps?: number
+  /** `--max-cost USD`: the session's spending cap. */
+  readonly maxCost?: number
   readonly json?: boolean
   readonly print?: boolean
   readonly verbose?: boolean
@@ -84,6 +86,7 @@ const AGENT_OPTIONS = {
   root: (c: Command) => c.option('--root <dir>', 'folder the tools work in (default: the current folder)'),
   yes: (c: Command) => c.option('--yes', 'approve every permission question'),
   maxSteps: (c: Command) => c.option('--max-steps <n>', 'most model steps per turn (turn budget)', positiveInteger),
+  maxCost: (c: Command) => c.option('--max-cost <usd>', 'stop the session once it has spent this many US dollars (cost budget; failed attempts count)', usdAmount),
   system: (c: Command) => c.option('--system <text|@file>', 'extra system prompt text, or @FILE to read it from a file'),
   projectFile: (c: Command) => c.option('--no-project-file', 'do not read AGENTS.md from the tool root into the system prompt'),
   reasoningEffort: (c: Command) => c.option('--reasoning-effort <level>', 'reasoning effort of every request (deepseek: off, low, high, max)'),
@@ -141,6 +144,14 @@ function sandboxMode(value: string): SandboxMode {
   }
 }
 
+/** commander argument parser for a cap in US dollars: a positive decimal number (`0.5`, `2`, `$1.25`). */
+export function usdAmount(value: string): number {
+  const text = value.trim().replace(/^\$/, '')
+  const n = Number(text)
+  if (!/^\d+(\.\d+)?$|^\.\d+$/.test(text) || !(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected an amount in US dollars greater than 0, such as 0.50')
+  return n
+}
+
 /** commander argument parser for positive integers (a bad value is a usage error). */
 export function positiveInteger(value: string): number {
   const n = Number(value)
@@ -163,6 +174,7 @@ export function configFlagsOf(flags: AgentFlags): ConfigFlags {
     baseUrl: flags.baseUrl,
     root: flags.root,
     maxSteps: flags.maxSteps,
+    maxCost: flags.maxCost,
     store: flags.store,
     idleTimeout: flags.idleTimeout,
     retries: flags.retries,

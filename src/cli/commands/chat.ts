@@ -7,7 +7,7 @@ import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
 import { startHarnessExtensions } from '../../app/harness-extensions.js'
 import { LineInput } from '../line-input.js'
 import { promptingApprover } from '../permission-prompt.js'
-import { attachSessionOutput, type SessionOutput } from '../session-output.js'
+import { attachSessionOutput, costCapOption, type SessionOutput } from '../session-output.js'
 import { watchOutsideStops } from '../run-signals.js'
 import { styleFor, type Style } from '../style.js'
 import { lastTurnReason } from '../../views/turn-outcome.js'
@@ -81,6 +81,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     verbose: flags.verbose === true,
     maxAttempts: prepared.config.retry.maxAttempts,
     turnCost: (events) => costFigure(events, pricing),
+    ...costCapOption(prepared.config.maxCostUsd, pricing, () => agent?.session),
   })
   const notice = (text: string): void => {
     if (json || flags.print === true) process.stderr.write(`${text}\n`)

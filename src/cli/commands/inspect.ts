@@ -1,6 +1,8 @@
 import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
-import { formatCost, sessionCost, type SessionCost } from '../../views/cost.js'
+import { billedUsd, formatCost, sessionCost, type PricingCatalogue, type SessionCost } from '../../views/cost.js'
+import type { CostBudgetExceededData } from '../../plugins/cost-budget.js'
+import type { SessionEvent } from '../../session/events.js'
 import { cliPricing } from '../cli-harness.js'
 import { openForReading } from '../read-only-store.js'
 import { addStoreOption } from './agent-options.js'
@@ -82,6 +84,16 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
   return `${out.join('\n')}\n`
 }
 
+/**
+ * The cost budget's stops in a log (its `budget/exceeded` events) and the USD billed over every attempt, as the
+ * budget counted it; undefined when the budget never stopped this session.
+ */
+function costBudgetStops(events: readonly SessionEvent[], pricing: PricingCatalogue): { readonly stops: readonly CostBudgetExceededData[]; readonly billedUsd: number } | undefined {
+  const stops = events.filter((e) => e.type === 'budget/exceeded' && (e.data as { budget?: unknown }).budget === 'cost').map((e) => e.data as unknown as CostBudgetExceededData)
+  if (stops.length === 0) return undefined
+  return { stops, billedUsd: Math.round(billedUsd(events, pricing).total * 1e6) / 1e6 }
+}
+
 /** `ledgerloop inspect ID [--json]`: the tree, with per-turn and total cost where prices are known. */
 export async function inspectCommand(ref: string, flags: { json?: boolean; store?: string }): Promise<number> {
   const { config, store, id } = await openForReading(flags.store, ref)
@@ -90,11 +102,16 @@ export async function inspectCommand(ref: string, flags: { json?: boolean; store
     const pricing = cliPricing(config)
     const tree = await attachChildTrees(buildSessionTree(stored.header, stored.events), stored.header, store, (s) => buildSessionTree(s.header, s.events), pricing)
     const cost = sessionCost(stored.events, pricing)
+    const budget = costBudgetStops(stored.events, pricing)
     if (flags.json === true) {
-      process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}) }, null, 2)}\n`)
+      process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}), ...(budget !== undefined ? { costBudget: budget } : {}) }, null, 2)}\n`)
     } else {
       const style = styleFor(process.stdout)
       process.stdout.write(formatSessionTree(tree, style, cost))
+      if (budget !== undefined) {
+        const stops = budget.stops.map((stop) => `turn ${stop.turn} stopped at $${stop.used} of $${stop.limit}${stop.per === 'turn' ? ' (per turn)' : ''}`).join('; ')
+        process.stdout.write(`cost budget: ${stops}; billed ${formatCost(budget.billedUsd, 'USD')} over every request attempt\n`)
+      }
     }
     return EXIT.ok
   } finally {

@@ -11,7 +11,7 @@ import { startHarnessExtensions } from '../../app/harness-extensions.js'
 import { CLI_ROUTE_EVENT } from '../../app/providers.js'
 import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
-import { attachSessionOutput, type SessionOutput } from '../session-output.js'
+import { attachSessionOutput, costCapOption, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
 import { describeReason, formatDuration } from '../../views/turn-outcome.js'
 import { exitCodeFor, failureHint } from '../turn-exit.js'
@@ -78,6 +78,7 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     verbose: flags.verbose === true,
     maxAttempts: prepared.config.retry.maxAttempts,
     turnCost: (events) => costFigure(events, pricing),
+    ...costCapOption(prepared.config.maxCostUsd, pricing, () => agent?.session),
   })
   try {
     for (const repair of prepared.repairs) process.stderr.write(`ledgerloop: ${repair}\n`)

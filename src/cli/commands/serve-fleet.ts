@@ -10,7 +10,7 @@ import { UsageError } from '../../app/usage-error.js'
 import type { ServeFlags } from './serve-flags.js'
 
 // Flags that choose how sessions run: with a worker fleet the workers decide, so they would be silently ignored.
-const WORKER_SIDE: readonly (keyof ServeFlags)[] = ['provider', 'model', 'baseUrl', 'script', 'yes', 'maxSteps', 'system', 'sandbox', 'network', 'networkAsk', 'reasoningEffort', 'maxOutputTokens', 'retries']
+const WORKER_SIDE: readonly (keyof ServeFlags)[] = ['provider', 'model', 'baseUrl', 'script', 'yes', 'maxSteps', 'system', 'sandbox', 'network', 'networkAsk', 'reasoningEffort', 'maxOutputTokens', 'retries', 'maxCost']
 
 /**
  * `serve --store postgres://…`: the server only writes the inbox (and approval answers) and follows the log;
