@@ -11,14 +11,19 @@ import type { Session } from '../session/session.js'
 import type { SessionWriter } from '../session/session-writer.js'
 import type { ToolRegistry } from '../tools/tool-registry.js'
 import type { ToolDelegation } from '../tools/types.js'
+import type { PricingCatalogue } from '../views/cost.js'
+import type { TurnStreamPart } from '../views/turn-parts.js'
+import type { TurnResult } from '../views/turn-result.js'
 import { Driver } from './driver.js'
 import type { AgentHandle, LoopHooks } from './hook-table.js'
 import { Inbox, type InboxTarget } from './inbox.js'
 import type { AgentOptions, LoopContext } from './loop-context.js'
 import { PromptRegistry, PromptRenderCache } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
+import { PartStream, TurnRun, type RunHost, type RunOptions, type TurnStream } from './run.js'
 
 export type { AgentOptions } from './loop-context.js'
+export type { RunOptions, TurnStream } from './run.js'
 
 /** What an agent needs from its harness. */
 export interface AgentRuntime {
@@ -60,6 +65,11 @@ export class Agent implements AgentHandle {
   readonly #runtime: AgentRuntime
   readonly #loop: LoopContext
   readonly #driver: Driver
+  /** Runs still waiting for their turn's end (`run`, `stream`). */
+  readonly #runs = new Set<TurnRun>()
+  #runHost: RunHost | undefined
+  /** Each model's published prices, from the adapter that serves its route (`ModelInfo.pricing`). */
+  readonly #pricing: PricingCatalogue = (provider, model) => this.#runtime.llm.adapter(provider)?.resolveModel?.(model)?.pricing
   #disposed: Promise<void> | undefined
 
   /** @internal Built by the harness (`createAgent` / `resumeAgent`). */
@@ -112,6 +122,44 @@ export class Agent implements AgentHandle {
     this.#send(toUserMessage(input), 'next-turn', true)
   }
 
+  /**
+   * Queues `input` as a followup and resolves with the result of the turn that takes it (not merely the next
+   * idle): a run sent while another turn runs waits behind it, as a followup does. The result is folded from
+   * the committed log, from that turn's `turn/start` through its durable `turn/end` (`turnResult`).
+   *
+   * It never rejects for how the turn ended — `error`, `blocked`, `aborted`, `max-tokens` are in `reason` (an
+   * error's code and message also in `failure`). It rejects only when no turn will take the input: the agent is
+   * disposed (`AGENT_DISPOSED`; input still queued then stays in the log for a resume), a cancel clears the
+   * inbox first (`INPUT_DISCARDED`), the session refuses appends (`session.writeFailure`), the input cannot be
+   * queued (a duplicate message id), or `options.signal` was already aborted (its reason). Not yet supported:
+   * `output` (structured output) and `key` (submission keys).
+   * @example
+   * ```ts
+   * const result = await agent.run('What does this project do?')
+   * if (result.reason.kind === 'completed') console.log(result.text)
+   * else console.error(`turn ${result.turn} ended ${result.reason.kind}`, result.failure?.message ?? '')
+   * ```
+   */
+  run(input: string | UserMessage, options: RunOptions = {}): Promise<TurnResult> {
+    return this.#startRun(input, options).result
+  }
+
+  /**
+   * As {@link run}, streamed: the parts of the turn that takes `input` (`step-start`, `text-delta`,
+   * `reasoning-delta`, `tool-call`, `tool-result`, `step-end`, then `turn-end` with the result), each yielded
+   * only once its event is committed and published, plus `.result`. Leaving the loop early does not cancel the
+   * turn (`options.signal` does); a run that rejects makes the loop throw the same error.
+   * @example
+   * ```ts
+   * const turn = agent.stream('Summarise README.md')
+   * for await (const part of turn) if (part.type === 'text-delta') process.stdout.write(part.text)
+   * const { reason, usage } = await turn.result
+   * ```
+   */
+  stream(input: string | UserMessage, options: RunOptions = {}): TurnStream {
+    return new PartStream((push) => this.#startRun(input, options, push))
+  }
+
   /** Queues input for the next step (of the running turn, or a new one) and wakes the driver. */
   steer(input: string | UserMessage): void {
     this.#send(toUserMessage(input), 'next-step', true)
@@ -156,6 +204,10 @@ export class Agent implements AgentHandle {
     this.#disposed ??= (async () => {
       this.cancel({ kind: 'disposed' }, { keepInbox: true })
       await this.whenIdle()
+      // A run whose turn was running has its result (that turn ended aborted {disposed}); the rest never will.
+      for (const run of [...this.#runs]) {
+        run.abandon(new HarnessError(`agent '${this.id}' was disposed before a turn took the run's input (it stays queued in the log)`, 'AGENT_DISPOSED'))
+      }
       this.ctx.hooks.dispose()
       await this.#runtime.writer.close().finally(() => this.#runtime.onDisposed?.(this))
     })()
@@ -165,6 +217,33 @@ export class Agent implements AgentHandle {
   /** @internal Follows this agent's own log (runtime-context retention). */
   observe(event: SessionEvent): void {
     this.#loop.runtimeContext.observe(event)
+  }
+
+  #startRun(input: string | UserMessage, options: RunOptions, onPart?: (part: TurnStreamPart) => void): { readonly result: Promise<TurnResult> } {
+    let message: UserMessage
+    try {
+      message = toUserMessage(input)
+    } catch (error) {
+      return { result: Promise.reject(error) }
+    }
+    const run = new TurnRun(this.#host(), message, options, onPart)
+    this.#runs.add(run)
+    return run.start()
+  }
+
+  /** What runs need of this agent (built on the first run). */
+  #host(): RunHost {
+    this.#runHost ??= {
+      session: this.session,
+      hooks: this.ctx.hooks,
+      pricing: this.#pricing,
+      send: (message) => this.#send(message, 'next-turn', true),
+      cancelTurn: (cause) => this.cancel(cause, { keepInbox: true }),
+      whenIdle: () => this.whenIdle(),
+      wake: () => this.wake(),
+      settled: (run) => this.#runs.delete(run),
+    }
+    return this.#runHost
   }
 
   #send(message: UserMessage, target: InboxTarget, wakeup: boolean): void {

@@ -1,0 +1,263 @@
+// `agent.run()` and `agent.stream()`: one input queued as a followup, followed through the log to the turn that
+// claims it, and that turn's result folded from its committed events (src/views/turn-result.ts). Nothing here
+// drives the loop: the input goes into the inbox like any followup, the driver runs the turn, and this file only
+// listens to what is published (`session/event`: after commit, a `turn/end` only once its flush settled, see
+// docs/stores.md "When a write fails"). So a result, and every streamed part, is what the log says.
+import { HarnessError } from '../errors/harness-error.js'
+import type { ScopedHooks } from '../hooks/hook-bus.js'
+import type { UserMessage } from '../llm/types.js'
+import type { CancelCause, CoreEventData, SessionEvent } from '../session/events.js'
+import type { Session } from '../session/session.js'
+import type { PricingCatalogue } from '../views/cost.js'
+import { streamPartOf, type TurnStreamPart } from '../views/turn-parts.js'
+import { InputFateFold, turnResult, type TurnResult } from '../views/turn-result.js'
+import type { AgentHandle, LoopHooks } from './hook-table.js'
+import { cancelCauseOf } from './turn-failure.js'
+
+/**
+ * Options of `agent.run()` and `agent.stream()`. Not yet supported (issue 26 and issue 24): `output`
+ * (structured output) and `key` (a submission key that makes a retried run idempotent).
+ */
+export interface RunOptions {
+  /**
+   * Cancels this run's turn: it ends `aborted` with the signal's reason when that is a `CancelCause`, else
+   * `{kind:'user'}`. Aborted while the input still waits in the inbox, the turn that takes it ends `aborted` at
+   * once. Only this run's turn is cancelled: other queued input stays and runs after it.
+   */
+  readonly signal?: AbortSignal
+}
+
+/**
+ * A streamed turn: iterate it for its parts (each yielded once its event is committed and published), or
+ * await `result`. Leaving the loop early stops the parts, not the turn; `RunOptions.signal` cancels the turn.
+ */
+export interface TurnStream extends AsyncIterable<TurnStreamPart> {
+  /** The turn's result, as `agent.run()` resolves it. */
+  readonly result: Promise<TurnResult>
+}
+
+/** What a run needs of its agent. */
+export interface RunHost {
+  readonly session: Session
+  /** The agent's scoped hooks (its listeners go when the agent is disposed). */
+  readonly hooks: ScopedHooks<LoopHooks<AgentHandle>>
+  /** Prices for `TurnResult.cost`. */
+  readonly pricing: PricingCatalogue
+  /** Queues the input as a followup and wakes the driver (throws when the agent is disposed). */
+  send(message: UserMessage): void
+  /** Cancels the running turn, keeping queued input. */
+  cancelTurn(cause: CancelCause): void
+  /** Resolves once the driver is idle. */
+  whenIdle(): Promise<void>
+  /** Starts queued input nobody else will start. */
+  wake(): void
+  /** Called once the run settled (resolved or rejected). */
+  settled(run: TurnRun): void
+}
+
+/**
+ * One run: queues its input, finds the turn that claims it (the durable `agent/inbox/spliced` of that claim,
+ * followed by {@link InputFateFold}; never by counting turns), and resolves with that turn's result once its
+ * `turn/end` is published. It rejects only when no turn will take the input: the agent is disposed, a cancel
+ * discarded the input, the session refuses appends, or the input could not be queued at all.
+ */
+export class TurnRun {
+  /** The turn's result. */
+  readonly result: Promise<TurnResult>
+  readonly #host: RunHost
+  readonly #message: UserMessage
+  readonly #signal: AbortSignal | undefined
+  readonly #onPart: ((part: TurnStreamPart) => void) | undefined
+  readonly #fold: InputFateFold
+  #claim: { readonly turn: number; readonly turnStart: number } | undefined
+  #resolve!: (result: TurnResult) => void
+  #reject!: (error: unknown) => void
+  #settled = false
+  readonly #offs: (() => void)[] = []
+
+  /**
+   * @param onPart - called with each part of the run's turn, in log order, as its event is published
+   */
+  constructor(host: RunHost, message: UserMessage, options: RunOptions, onPart?: (part: TurnStreamPart) => void) {
+    this.#host = host
+    this.#message = message
+    this.#signal = options.signal
+    this.#onPart = onPart
+    this.#fold = new InputFateFold(message.id)
+    this.result = new Promise<TurnResult>((resolve, reject) => {
+      this.#resolve = resolve
+      this.#reject = reject
+    })
+  }
+
+  /** Listens, then queues the input (a failure to queue rejects the result). */
+  start(): this {
+    const signal = this.#signal
+    if (signal?.aborted === true) {
+      this.#fail(signal.reason)
+      return this
+    }
+    const hooks = this.#host.hooks
+    this.#offs.push(hooks.on('session/event', ({ event }) => this.#observe(event)))
+    this.#offs.push(
+      hooks.on('agent/status', ({ status }) => {
+        // A session that refuses appends starts no turn: a run still waiting for its turn end would wait forever.
+        const refusal = this.#host.session.writeFailure
+        if (status === 'idle' && refusal !== undefined) this.#fail(refusal)
+      }),
+    )
+    if (signal !== undefined) {
+      const onAbort = (): void => queueMicrotask(() => this.#cancelOwnTurn())
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.#offs.push(() => signal.removeEventListener('abort', onAbort))
+    }
+    try {
+      this.#host.send(this.#message)
+    } catch (error) {
+      this.#fail(error)
+    }
+    return this
+  }
+
+  /** Rejects a run still waiting (the agent is being disposed and no turn will take its input). */
+  abandon(error: unknown): void {
+    this.#fail(error)
+  }
+
+  #observe(event: SessionEvent): void {
+    if (this.#settled) return
+    const claim = this.#claim
+    if (claim === undefined) {
+      const fate = this.#fold.observe(event)
+      if (fate?.kind === 'discarded') {
+        this.#fail(new HarnessError(`the run's input was discarded from the inbox at seq ${fate.seq} (a cancel) before any turn took it`, 'INPUT_DISCARDED'))
+      } else if (fate?.kind === 'claimed') {
+        this.#claim = { turn: fate.turn, turnStart: fate.turnStart }
+        // Out of the publishing frame: a cancel's abort listeners may append.
+        if (this.#signal?.aborted === true) queueMicrotask(() => this.#cancelOwnTurn())
+      }
+      return
+    }
+    if (this.#onPart !== undefined && event.type !== 'turn/end') {
+      const part = streamPartOf(event)
+      if (part !== undefined && part.turn === claim.turn) this.#onPart(part as TurnStreamPart)
+    }
+    if (event.type !== 'turn/end' || (event.data as unknown as CoreEventData['turn/end']).turn !== claim.turn) return
+    const { session, pricing } = this.#host
+    const result = turnResult(session.id, turnEvents(session, claim.turnStart, event.seq), { turn: claim.turn, pricing })
+    if (result === undefined) {
+      this.#fail(new HarnessError(`turn ${claim.turn} has no turn/start at seq ${claim.turnStart}`, 'INVALID_STATE'))
+      return
+    }
+    this.#settle()
+    this.#onPart?.({ type: 'turn-end', seq: event.seq, turn: claim.turn, reason: result.reason, result })
+    this.#resolve(result)
+  }
+
+  /** Cancels this run's turn if it is the one running; lets the driver go on with the input queued behind it. */
+  #cancelOwnTurn(): void {
+    const claim = this.#claim
+    if (this.#settled || claim === undefined || this.#host.session.openTurn !== claim.turn) return
+    this.#host.cancelTurn(cancelCauseOf(this.#signal?.reason))
+    // A cancel that keeps the inbox ends the driver's activity: start what waits behind this turn.
+    void this.#host.whenIdle().then(() => this.#host.wake())
+  }
+
+  #fail(error: unknown): void {
+    if (this.#settled) return
+    this.#settle()
+    this.#reject(error)
+  }
+
+  #settle(): void {
+    this.#settled = true
+    for (const off of this.#offs) off()
+    this.#offs.length = 0
+    this.#host.settled(this)
+  }
+}
+
+/** The committed events of one turn, `from` ≤ seq ≤ `to`, streamed chunks left out (the result folds none). */
+function turnEvents(session: Session, from: number, to: number): SessionEvent[] {
+  const out: SessionEvent[] = []
+  session.log.forEachEvent(from, (event) => {
+    if (event.seq <= to) out.push(event)
+  })
+  return out
+}
+
+/**
+ * The parts of a {@link TurnRun} as an async iterable (one consumer; a second iterator reads on from where the
+ * first stopped). Parts wait in a buffer until read; leaving the loop drops them and stops buffering.
+ */
+export class PartStream implements TurnStream {
+  readonly result: Promise<TurnResult>
+  readonly #buffer: TurnStreamPart[] = []
+  #waiting: { resolve: (r: IteratorResult<TurnStreamPart>) => void; reject: (e: unknown) => void } | undefined
+  #ended = false
+  #failure: { readonly error: unknown } | undefined
+  #closed = false
+
+  /** @param start - starts the run, given the function its parts go to */
+  constructor(start: (push: (part: TurnStreamPart) => void) => { readonly result: Promise<TurnResult> }) {
+    const run = start((part) => this.#push(part))
+    this.result = run.result
+    // The failure reaches an iterating caller through next(): a caller who only iterates has handled it.
+    run.result.then(
+      () => this.#end(undefined),
+      (error: unknown) => this.#end({ error }),
+    )
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<TurnStreamPart> {
+    return {
+      next: () => this.#next(),
+      return: () => {
+        this.#closed = true
+        this.#buffer.length = 0
+        this.#waiting?.resolve({ value: undefined, done: true })
+        this.#waiting = undefined
+        return Promise.resolve({ value: undefined, done: true })
+      },
+    }
+  }
+
+  #next(): Promise<IteratorResult<TurnStreamPart>> {
+    const part = this.#buffer.shift()
+    if (part !== undefined) return Promise.resolve({ value: part, done: false })
+    if (this.#failure !== undefined && !this.#closed) {
+      const { error } = this.#failure
+      this.#closed = true
+      return Promise.reject(error)
+    }
+    if (this.#ended || this.#closed) return Promise.resolve({ value: undefined, done: true })
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject }
+    })
+  }
+
+  #push(part: TurnStreamPart): void {
+    if (this.#closed) return
+    const waiting = this.#waiting
+    if (waiting === undefined) {
+      this.#buffer.push(part)
+      return
+    }
+    this.#waiting = undefined
+    waiting.resolve({ value: part, done: false })
+  }
+
+  #end(failure: { readonly error: unknown } | undefined): void {
+    this.#ended = true
+    this.#failure = failure
+    const waiting = this.#waiting
+    if (waiting === undefined || this.#closed) return
+    this.#waiting = undefined
+    if (failure === undefined) {
+      waiting.resolve({ value: undefined, done: true })
+    } else {
+      this.#closed = true
+      waiting.reject(failure.error)
+    }
+  }
+}
