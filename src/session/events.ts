@@ -48,7 +48,8 @@ export interface RequestHeader {
 
 /** `data` of each core event type. */
 export interface CoreEventData {
-  'turn/start': { readonly turn: number }
+  /** `continues`: the turn a crash interrupted that this continuation turn carries on. */
+  'turn/start': { readonly turn: number; readonly continues?: number }
   'turn/end': { readonly turn: number; readonly reason: TurnEndReason }
   'step/start': { readonly turn: number; readonly step: number }
   'step/end': { readonly turn: number; readonly step: number }
@@ -61,7 +62,15 @@ export interface CoreEventData {
     readonly usage?: TokenUsage
     readonly interrupted?: true
   }
-  'tool/call': { readonly turn: number; readonly step: number; readonly callId: string; readonly name: string; readonly arguments: string }
+  /** `of`: on a re-run after a crash (replay policy `safe` or `keyed`), the seq of the original `tool/call`. */
+  'tool/call': {
+    readonly turn: number
+    readonly step: number
+    readonly callId: string
+    readonly name: string
+    readonly arguments: string
+    readonly of?: number
+  }
   'tool/result': {
     readonly turn: number
     readonly step: number
@@ -77,6 +86,8 @@ export interface CoreEventData {
     readonly removedCount?: number
     readonly inserted: readonly UserMessage[]
     readonly outcome?: 'canceled'
+    /** Set by crash repair: the seq of the splice whose claimed input never reached its `user/message`. */
+    readonly restores?: number
   }
   'session/end-seed': Record<string, never>
 }
