@@ -4,8 +4,10 @@ import type { HookRegistrar, ListenerErrorReporter } from '../hooks/types.js'
 import { LlmRegistry } from '../llm/registry.js'
 import type { LlmAdapter } from '../llm/types.js'
 import { endsInsideTurn } from '../session/fork-point.js'
-import { closerEventsOfLog } from '../session/repair.js'
+import { activeQuarantine, interruptedWork, QUARANTINE_LIFTED, QUARANTINED, type InterruptedWork } from '../session/continuation.js'
+import { repairEventsOfLog } from '../session/repair.js'
 import { eventLogOf } from '../session/event-log.js'
+import type { SessionEvent } from '../session/events.js'
 import { Session, SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
 import type { ChildAgentRequest, ToolDefinition } from '../tools/types.js'
 import { ToolRegistry } from '../tools/tool-registry.js'
@@ -41,6 +43,23 @@ export interface HarnessOptions {
   readonly initiatorScope?: boolean
 }
 
+/** Options of {@link Harness.resumeAgent}: agent options to override, and what to do with interrupted work. */
+export interface ResumeOptions extends Partial<AgentOptions> {
+  /**
+   * Work a crash interrupted (the log's last turn ended `interrupted`): `continue` (default) starts a
+   * continuation turn at once, whose `turn/start` carries `continues` and whose first request is rebuilt from the
+   * log; `close` only repairs (today's behaviour before continuation), leaving the work for the next input.
+   */
+  readonly interrupted?: 'continue' | 'close'
+  /** Resume a quarantined session anyway: the quarantine is lifted durably and interruptions count afresh. */
+  readonly force?: boolean
+  /**
+   * After how many interruptions in a row of the same work (the original turn counts) the session is
+   * quarantined instead of continued (default 3; at least 1).
+   */
+  readonly quarantineAfter?: number
+}
+
 /** The harness: registries, hooks, store, and the agents created from them. */
 export interface Harness {
   /** Register listeners on every hook (see the hooks table in the docs). */
@@ -58,12 +77,15 @@ export interface Harness {
   /** Creates an agent with a new session. `SESSION_EXISTS` when `sessionId` is taken. */
   createAgent(options: AgentOptions): Promise<Agent>
   /**
-   * Loads a stored session, closes any turn a crash left open (durably: `TOOL_OUTCOME_UNKNOWN` /
-   * `TOOL_NOT_STARTED` results, `step/end`, `turn/end {interrupted}`), and returns its agent. The inbox is
-   * rebuilt from the log; queued work waits for the next waking send. Options default to the last request's
-   * provider and model.
+   * Loads a stored session, repairs what a crash left (durably: `TOOL_OUTCOME_UNKNOWN` / `TOOL_NOT_STARTED`
+   * results, `step/end`, `turn/end {interrupted}`, then input the crashed turn claimed but never committed back
+   * at the head of the inbox), and returns its agent. Interrupted work is continued at once unless
+   * `interrupted: 'close'`; other queued work waits for the next waking send. Options default to the last
+   * request's provider and model.
+   * @throws HarnessError `SESSION_QUARANTINED` when the session is quarantined (or this resume finds the same work
+   * interrupted `quarantineAfter` times in a row, and quarantines it) and `force` is not set
    */
-  resumeAgent(sessionId: string, options?: Partial<AgentOptions>): Promise<Agent>
+  resumeAgent(sessionId: string, options?: ResumeOptions): Promise<Agent>
   /**
    * Forks a stored session: a new session seeded with the parent's events up to `at` (inclusive, default the
    * last), which must not end inside a turn. Returns the child's id.
@@ -194,16 +216,28 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       const writer = await store.create(session.header)
       return start(session, checked, writer)
     },
-    async resumeAgent(sessionId, overrides = {}) {
+    async resumeAgent(sessionId, resumeOptions = {}) {
       checkOpen()
+      const { interrupted = 'continue', force = false, quarantineAfter = 3, ...overrides } = resumeOptions
+      if (interrupted !== 'continue' && interrupted !== 'close') throw new HarnessError(`interrupted must be 'continue' or 'close', got ${JSON.stringify(interrupted)}`, 'INVALID_CONFIG')
+      if (!Number.isSafeInteger(quarantineAfter) || quarantineAfter < 1) throw new HarnessError(`quarantineAfter must be a positive integer, got ${String(quarantineAfter)}`, 'INVALID_CONFIG')
       const stored = await store.open(sessionId)
       try {
         // The compact log when the store gives one: a long log is adopted without materialising its chunks.
         const log = stored.log ?? eventLogOf(stored.events)
-        const closers = closerEventsOfLog(log)
-        for (const event of closers) stored.writer.append(event)
-        if (closers.length > 0) await stored.writer.flush()
-        const session = new Session({ id: sessionId, header: stored.header, log, seed: closers })
+        const repair = repairEventsOfLog(log, stored.header.seedLength ?? 0)
+        for (const event of repair) stored.writer.append(event)
+        if (repair.length > 0) await stored.writer.flush()
+        const session = new Session({ id: sessionId, header: stored.header, log, seed: repair })
+        const quarantine = activeQuarantine(session.log)
+        if (quarantine !== undefined && !force) throw quarantined(sessionId, quarantine)
+        const work = interrupted === 'continue' ? interruptedWork(session.log, { mayRerun: mayRerun(tools), seedLength: stored.header.seedLength ?? 0 }) : undefined
+        if (work !== undefined && quarantine === undefined && !force && work.interruptions.length >= quarantineAfter) {
+          const reason = `the same work was interrupted ${work.interruptions.length} times in a row (turns ${work.interruptions.join(', ')})`
+          stored.writer.append(quarantineEvent(session, reason, work))
+          await stored.writer.flush()
+          throw quarantined(sessionId, reason)
+        }
         const last = session.requestHeader()?.config
         const merged = { provider: last?.provider ?? '', model: last?.model ?? '', cwd: stored.header.cwd, ...stripUndefined(overrides), sessionId }
         if (merged.provider === '' || merged.model === '') {
@@ -215,6 +249,11 @@ export function createHarness(options: HarnessOptions = {}): Harness {
           : undefined
         const agent = start(session, checkAgentOptions(merged), stored.writer, profile?.tools)
         profile?.prepare(agent)
+        if (quarantine !== undefined) {
+          session.append(QUARANTINE_LIFTED, { reason: quarantine, by: 'force' })
+          await stored.writer.flush()
+        }
+        if (work !== undefined) agent.continueInterrupted(work)
         return agent
       } catch (error) {
         await stored.writer.close()
@@ -263,6 +302,26 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       if (failures.length === 1) throw failures[0]
       if (failures.length > 1) throw closeFailures(failures)
     },
+  }
+}
+
+function quarantined(sessionId: string, reason: string): HarnessError {
+  return new HarnessError(
+    `session '${sessionId}' is quarantined: ${reason}. Inspect it, then resume with force (\`ledgerloop run --session ${sessionId} --force\`) to try again`,
+    'SESSION_QUARANTINED',
+  )
+}
+
+function quarantineEvent(session: Session, reason: string, work: InterruptedWork): SessionEvent {
+  const last = session.at(session.length - 1)
+  return { type: QUARANTINED, seq: session.length, time: Math.max(Date.now(), last?.time ?? 0), data: { reason, turn: work.turn, interruptions: [...work.interruptions] } }
+}
+
+/** Whether a call of `name` may run again after a crash (its tool's replay policy). */
+function mayRerun(tools: ToolRegistry): (name: string) => boolean {
+  return (name) => {
+    const replay = tools.get(name)?.replay
+    return replay === 'safe' || replay === 'keyed'
   }
 }
 

@@ -6,6 +6,7 @@ import type { HookBus, ScopedHooks } from '../hooks/hook-bus.js'
 import { toUserMessage } from '../llm/messages.js'
 import type { LlmRegistry } from '../llm/registry.js'
 import type { UserMessage } from '../llm/types.js'
+import type { InterruptedWork } from '../session/continuation.js'
 import type { CancelCause, SessionEvent } from '../session/events.js'
 import type { Session } from '../session/session.js'
 import type { SessionWriter } from '../session/session-writer.js'
@@ -115,6 +116,15 @@ export class Agent implements AgentHandle {
   /** `running` while the driver works, else `idle`. */
   get status(): 'idle' | 'running' {
     return this.#driver.status
+  }
+
+  /**
+   * @internal Starts the continuation of work a crash interrupted (`resumeAgent` calls it once repair is
+   * durable): a turn whose `turn/start` carries `continues`, started at once like a woken followup.
+   */
+  continueInterrupted(work: InterruptedWork): void {
+    if (this.#disposed !== undefined) return
+    this.#driver.wake(false, work)
   }
 
   /** Queues input for a new turn and wakes the driver. */

@@ -2,6 +2,7 @@
 // owns one AbortController per turn, the initiator scope and the drain of consecutive queued turns; ends when
 // no work can go on, or once a failure or cancel has settled. How it loops, contains and settles is §2. Read
 // first; each turn is turn.ts.
+import type { InterruptedWork } from '../session/continuation.js'
 import type { CancelCause } from '../session/events.js'
 import { runWithInitiator } from './initiator.js'
 import type { LoopContext } from './loop-context.js'
@@ -14,6 +15,8 @@ interface Running extends TurnActivity {
   abort: AbortController
   /** A waking send the driver will not see by itself: wake again once idle. */
   wakeRequested: boolean
+  /** Work a crash interrupted, carried on by this activity's first turn. */
+  continuation: InterruptedWork | undefined
 }
 
 type Phase = { readonly kind: 'idle'; readonly lastTurn: number } | Running
@@ -56,11 +59,11 @@ export class Driver {
   }
 
   /**
-   * Starts an activity when idle. While running it starts nothing: a live activity sees new work itself; one
+   * Starts an activity when idle (with `continuation`, its first turn carries on work a crash interrupted). While running it starts nothing: a live activity sees new work itself; one
    * that is dying (`afterAbort`: the send came after a cancel that is not a dispose) or has decided to stop is
    * woken again once idle.
    */
-  wake(afterAbort = false): void {
+  wake(afterAbort = false, continuation?: InterruptedWork): void {
     const phase = this.#phase
     if (phase.kind === 'running') {
       const signal = phase.abort.signal
@@ -68,7 +71,7 @@ export class Driver {
       if (signal.aborted ? afterAbort && reason?.kind !== 'disposed' : phase.stopping) phase.wakeRequested = true
       return
     }
-    const running: Running = { kind: 'running', abort: new AbortController(), turn: phase.lastTurn, step: 0, wakeRequested: false, stopping: false }
+    const running: Running = { kind: 'running', abort: new AbortController(), turn: phase.lastTurn, step: 0, wakeRequested: false, stopping: false, continuation }
     this.#setPhase(running)
     // The initiator scope is opt-in: on Node 20 an AsyncLocalStorage frame makes every promise in the process
     // pay for async hooks (measured: ~25% of a short step).
@@ -110,7 +113,9 @@ export class Driver {
     try {
       for (;;) {
         const signal = running.abort.signal
-        const exit = await runTurn(this.#loop, running, signal)
+        const continuation = running.continuation
+        running.continuation = undefined
+        const exit = await runTurn(this.#loop, running, signal, continuation)
         // A cancel that landed during the turn's flush ends this activity too: a `keepInbox` one (dispose, a
         // budget) must not be dropped with the controller below.
         if (exit === 'stop' || signal.aborted || !inbox.hasPending) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { errorChain, HarnessError } from '../errors/harness-error.js'
 import type { HookBus } from '../hooks/hook-bus.js'
 import { snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
@@ -147,7 +148,8 @@ export async function runToolBody(ctx: ToolStageContext, call: ToolCall, tool: D
 /** What the body of `call` receives besides its arguments. */
 function toolContext(ctx: ToolStageContext, call: ToolCall): ToolContext {
   const { signal, agent, delegation } = ctx
-  return delegation !== undefined ? { signal, callId: call.callId, agent, delegation } : { signal, callId: call.callId, agent }
+  const idempotencyKey = idempotencyKeyOf(agent.id, call.callId)
+  return delegation !== undefined ? { signal, callId: call.callId, agent, delegation, idempotencyKey } : { signal, callId: call.callId, agent, idempotencyKey }
 }
 
 /**
@@ -229,4 +231,12 @@ function describe(value: unknown): string {
   } catch {
     return typeof value
   }
+}
+
+/**
+ * The `ToolContext.idempotencyKey` of a call: a digest of the session id and the call id, so every process and
+ * worker that runs the call (the first time, or again after a crash) derives the same key.
+ */
+export function idempotencyKeyOf(sessionId: string, callId: string): string {
+  return `ll-${createHash('sha256').update(sessionId).update('\0').update(callId).digest('hex').slice(0, 32)}`
 }

@@ -3,12 +3,14 @@
 // error. The order of its parts is §3 (with the pre-step that may open each step, §4), its end reasons §7, what
 // it contains §8. Read after driver.ts; each step is step.ts.
 import { HarnessError } from '../errors/harness-error.js'
+import type { InterruptedWork } from '../session/continuation.js'
 import type { TurnEndReason } from '../session/events.js'
 import { interruptedTurnClosers, type CloserEvent } from '../session/repair.js'
 import type { PreStepDecision } from './hook-table.js'
 import type { InboxTarget } from './inbox.js'
 import { reportError, type LoopContext, type StepContext } from './loop-context.js'
 import { joinContextSections, type PromptAssembly } from './prompt.js'
+import { rerunInterruptedCalls } from './rerun.js'
 import { COMPLETED, CONTINUE, runStep, type EnteredStep, type StepOutcome } from './step.js'
 import { cancelCauseOf, failureOf, flushFailure } from './turn-failure.js'
 
@@ -36,8 +38,14 @@ const BLOCKED: TurnEndReason = Object.freeze({ kind: 'blocked' })
  * opened step's `step/end`; offer `agent/turn-stopping` once the turn has its outcome and no steering waits;
  * write the one `turn/end` whatever happened. A failure is reported on `agent/error`, recorded in `turn/end`
  * and rethrown (the driver swallows it); a cancel ends the turn `aborted` with its cause.
+ *
+ * With `continuation` the turn carries on work a crash interrupted (docs/scaling.md, "Continuation after a
+ * crash"): its `turn/start` names that turn in `continues`; it claims only steering when the interrupted turn
+ * had committed its prompt; it opens its first step even with an empty batch — the request is rebuilt from the
+ * log — unless the model's answer is already there; and that step first re-runs the calls the crash cut off
+ * whose tools allow it.
  */
-export async function runTurn(loop: LoopContext, activity: TurnActivity, signal: AbortSignal): Promise<TurnExit> {
+export async function runTurn(loop: LoopContext, activity: TurnActivity, signal: AbortSignal, continuation?: InterruptedWork): Promise<TurnExit> {
   const { session } = loop
   signal.throwIfAborted()
   const turn = activity.turn + 1
@@ -45,7 +53,7 @@ export async function runTurn(loop: LoopContext, activity: TurnActivity, signal:
   // repair would before anything new is written, or stop here with the failure reported.
   if (!closeStaleTurn(loop, turn)) return stop(activity)
   try {
-    session.append('turn/start', Object.freeze({ turn }))
+    session.append('turn/start', Object.freeze(continuation === undefined ? { turn } : { turn, continues: continuation.turn }))
   } catch (error) {
     reportError(loop, error, turn, 0)
     return stop(activity)
@@ -54,7 +62,7 @@ export async function runTurn(loop: LoopContext, activity: TurnActivity, signal:
   const turnStartSeq = session.length - 1
   // What the turn ends with so far: `continue` while its last step asks for another one.
   let ending: StepOutcome | TurnEndReason = CONTINUE
-  let target: InboxTarget = 'next-turn'
+  let target: InboxTarget = continuation?.inputCommitted === true ? 'next-step' : 'next-turn'
   let durable = true
   try {
     for (;;) {
@@ -68,13 +76,21 @@ export async function runTurn(loop: LoopContext, activity: TurnActivity, signal:
       // A turn that already has its outcome does not open an extra step for an emptied batch.
       if (ending.kind !== 'continue' && decision.messages.length === 0) break
       if (activity.step === 0 && decision.messages.length === 0) {
-        ending = COMPLETED
-        return stop(activity)
+        if (continuation === undefined) {
+          ending = COMPLETED
+          return stop(activity)
+        }
+        // Only the interrupted turn's end was missing: done, and queued work may follow.
+        if (continuation.reruns.length === 0 && answered(loop)) {
+          ending = COMPLETED
+          break
+        }
       }
       signal.throwIfAborted()
       session.append('step/start', Object.freeze({ turn, step: at.step }))
       activity.step = at.step
       for (const m of decision.messages) session.append('user/message', m, { surfaceOp: 'append' })
+      if (continuation !== undefined && at.step === 1) await rerunInterruptedCalls(loop, at, continuation.reruns)
       const outcome = await runStep(loop, at, decision)
       // On a throw the step stays open here: the turn's closers answer its open tool calls first, then end it.
       session.append('step/end', Object.freeze({ turn, step: at.step }))
@@ -102,6 +118,13 @@ export async function runTurn(loop: LoopContext, activity: TurnActivity, signal:
     durable = await flushTurnEnd(loop, turn, activity.step)
   }
   return durable ? 'next' : 'stop'
+}
+
+/** True when the history ends with the model's answer: an assistant message that calls no tool. */
+function answered(loop: LoopContext): boolean {
+  const messages = loop.session.historyView().messages
+  const last = messages[messages.length - 1]
+  return last?.role === 'assistant' && !last.content.some((b) => b.type === 'tool-call')
 }
 
 /**

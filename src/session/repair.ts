@@ -1,4 +1,5 @@
 import type { JsonValue } from '../json/lossless.js'
+import { lostInputRestores } from './continuation.js'
 import type { EventLog } from './event-log.js'
 import type { SessionEvent, TurnEndReason } from './events.js'
 
@@ -64,6 +65,9 @@ export function interruptedTurnClosers(events: readonly SessionEvent[], options:
         break
       }
       case 'tool/call': {
+        // A re-run after a crash (`of`) answers its original call by a surface replace: if it is cut off
+        // too, the model keeps seeing repair's earlier result, and the next continuation runs it again.
+        if (d.of !== undefined) break
         const callId = d.callId as string
         const known = pending.get(callId)
         if (known !== undefined) known.callSeq = e.seq
@@ -131,4 +135,18 @@ export function closerEventsOfLog(log: EventLog): SessionEvent[] {
   const closers = interruptedTurnClosers(tail)
   const time = (tail[tail.length - 1] as SessionEvent).time
   return closers.map((c, i) => ({ ...c, seq: log.length + i, time }))
+}
+
+/**
+ * Everything crash repair appends to a stored log (docs/stores.md, "Loading and repair"): the closers of a turn
+ * left open ({@link closerEventsOfLog}), then the restores that put input the crashed turn claimed but never
+ * committed back at the head of the inbox. Deterministic: the same log gets the same events, and a log repaired
+ * once gets none.
+ */
+export function repairEventsOfLog(log: EventLog, seedLength = 0): SessionEvent[] {
+  const closers = closerEventsOfLog(log)
+  const last = log.length > 0 ? log.at(log.length - 1) : undefined
+  const time = closers[0]?.time ?? last?.time ?? 0
+  const restores = lostInputRestores(log, seedLength).map((r, i) => ({ ...r, seq: log.length + closers.length + i, time }))
+  return [...closers, ...restores]
 }

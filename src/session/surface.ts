@@ -62,7 +62,9 @@ export class Surface {
     if (event.type === 'tool/result') {
       const old = shadowed.length === 1 ? log.at(shadowed[0] as number) : undefined
       if (old === undefined || old.type !== 'tool/result') fail(event, 'a tool/result replace must shadow exactly one tool/result')
-      if (!sameExceptToolContent(old.data, event.data)) fail(event, 'a tool/result replace may change only the tool-result content')
+      if (!sameExceptToolContent(old.data, event.data) && !isRerunOf(old, event, log)) {
+        fail(event, 'a tool/result replace may change only the tool-result content (or answer the same call by a re-run)')
+      }
     }
   }
 
@@ -160,6 +162,23 @@ function sameExceptToolContent(a: unknown, b: unknown): boolean {
   } catch {
     return false
   }
+}
+
+/**
+ * A re-run's result after a crash (replay policy `safe`/`keyed`): it replaces repair's result for the same call
+ * and cites the re-run's `tool/call`, whose `of` names the call that result answered. Everything may differ
+ * but the call it answers.
+ */
+function isRerunOf(old: SessionEvent, event: SessionEvent, log: EventLookup): boolean {
+  const callIdOf = (e: SessionEvent): string | undefined => (e.data as { message?: { source?: { callId?: string } } }).message?.source?.callId
+  const callId = callIdOf(old)
+  if (callId === undefined || callIdOf(event) !== callId) return false
+  const original = old.sourceEventSeqs?.[0]
+  return (event.sourceEventSeqs ?? []).some((s) => {
+    const call = log.at(s)
+    const d = call?.data as { callId?: string; of?: number } | undefined
+    return call?.type === 'tool/call' && d?.callId === callId && original !== undefined && d.of === original
+  })
 }
 
 /** Type guard: is this the type of a surface event. */

@@ -44,6 +44,10 @@ export function defineTool(definition: ToolDefinition<unknown>): DefinedTool<unk
   }
   if (typeof description !== 'string') throw new HarnessError(`tool '${name}' needs a description`, 'INVALID_TOOL')
   if (typeof execute !== 'function') throw new HarnessError(`tool '${name}' needs an execute function`, 'INVALID_TOOL')
+  const replay: unknown = definition.replay
+  if (replay !== undefined && replay !== 'never' && replay !== 'safe' && replay !== 'keyed') {
+    throw new HarnessError(`tool '${name}': replay must be 'never', 'safe' or 'keyed', got ${JSON.stringify(replay)}`, 'INVALID_TOOL')
+  }
   const { jsonSchema, validate } = compileParameters(name, parameters)
   const schema = deepFreeze({ name, description, parameters: jsonSchema })
   return Object.freeze({ ...definition, schema, validate, [DEFINED]: true })

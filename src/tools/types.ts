@@ -23,7 +23,21 @@ export interface ToolContext {
   readonly agent: ToolAgentRef
   /** How this call may start child agents of its agent (set by the harness; absent where no harness runs the tool). */
   readonly delegation?: ToolDelegation
+  /**
+   * A key for this call that stays the same across crashes, processes and workers (derived from the session id
+   * and the call id): a body with side effects that dedupe by key (payment and ticket APIs, queue producers)
+   * passes it on, so a re-run after a crash (`replay: 'keyed'`) does its work once.
+   */
+  readonly idempotencyKey: string
 }
+
+/**
+ * What may happen to a call whose `tool/call` was logged but whose result was not when a crash stopped the
+ * session (docs/scaling.md, "Continuation after a crash"): `never` — the model reads `TOOL_OUTCOME_UNKNOWN` and
+ * decides; `safe` — the body runs again in the continuation (read-only or naturally idempotent tools);
+ * `keyed` — it runs again with the same {@link ToolContext.idempotencyKey}.
+ */
+export type ToolReplayPolicy = 'never' | 'safe' | 'keyed'
 
 /**
  * How a tool body starts child agents of the agent it runs for (the sub-agent tool does): the harness that
@@ -104,4 +118,6 @@ export interface ToolDefinition<Args = unknown> {
   readonly concurrencySafe?: boolean | ((args: Args) => boolean)
   /** Every successful call of this tool concludes the turn. */
   readonly concludesTurn?: boolean
+  /** What a crash that cut a call off leaves to the continuation (default `never`; see {@link ToolReplayPolicy}). */
+  readonly replay?: ToolReplayPolicy
 }

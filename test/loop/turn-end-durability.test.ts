@@ -49,7 +49,7 @@ describe('LOOP-DURABLE: a turn is reported completed only once its turn/end is d
     broken = false
 
     const harness = createHarness({ store, adapters: [scriptedAdapter({ script: [{ text: ['again'] }] })], tools: [echoTool()] })
-    const agent = await harness.resumeAgent(f.agent.id)
+    const agent = await harness.resumeAgent(f.agent.id, { interrupted: 'close' })
     agent.followup('go on')
     await agent.whenIdle()
     await harness.close()

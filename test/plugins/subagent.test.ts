@@ -367,11 +367,11 @@ describe('sub-agents across a crash (issue 17)', () => {
     const childId = rows.find((s) => s.parentCallId === 'p1')?.id as string
     expect(rows.find((s) => s.id === childId)).toMatchObject({ parentSession: 'parent', agentProfile: 'holder', delegationDepth: 1 })
 
-    const parent = await after.resumeAgent('parent', { provider: 'scripted', model: 'm1' })
+    const parent = await after.resumeAgent('parent', { provider: 'scripted', model: 'm1', interrupted: 'close' })
     const repairedCall = ofType(parent.session.events, 'tool/result')[0]
     expect(result(repairedCall).error?.code).toBe('TOOL_OUTCOME_UNKNOWN')
     expect(result(repairedCall).message.content[0]?.toolCallId).toBe('p1')
-    const child = await after.resumeAgent(childId, { provider: 'scripted', model: 'm1' })
+    const child = await after.resumeAgent(childId, { provider: 'scripted', model: 'm1', interrupted: 'close' })
     expect(result(ofType(child.session.events, 'tool/result')[0]).error?.code).toBe('TOOL_OUTCOME_UNKNOWN')
     expect(child.session.header).toMatchObject({ parentSession: 'parent', parentCallId: 'p1', delegationDepth: 1 })
     for (const agent of [parent, child]) {

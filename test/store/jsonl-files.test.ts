@@ -128,7 +128,7 @@ describe('JSONL session files', () => {
     // the file (issue 22). Reindexing accepts the loss, which makes this the crash it imitates.
     await store.reindex()
     const harness = createHarness({ store, adapters: [scriptedAdapter({ script: [] })] })
-    const agent = await harness.resumeAgent('s')
+    const agent = await harness.resumeAgent('s', { interrupted: 'close' })
     expect(agent.session.length).toBe(events.length)
     expect(agent.session.events.slice(-2).map((e) => e.type)).toEqual(['step/end', 'turn/end'])
     expect(agent.session.events.at(-1)?.data).toEqual({ turn: 2, reason: { kind: 'interrupted' } })

@@ -202,7 +202,7 @@ describe.each(STORE_KINDS)('store contract: $name', (kind) => {
     const callSeq = (open.events[open.events.length - 1] as SessionEvent).seq
 
     const second = harnessOver(kit.another())
-    const resumed = await second.harness.resumeAgent('open-turn')
+    const resumed = await second.harness.resumeAgent('open-turn', { interrupted: 'close' })
     const repaired = (await kit.another().read('open-turn')).events.slice(open.events.length)
     expect(types(repaired)).toEqual(['tool/result', 'tool/result', 'step/end', 'turn/end'])
     expect(repaired[0]?.data).toMatchObject({ error: { code: 'TOOL_OUTCOME_UNKNOWN' }, message: { source: { callId: 'started' } } })

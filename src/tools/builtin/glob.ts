@@ -32,6 +32,8 @@ export function globTool(workspace: Workspace, limits: ResolvedToolLimits): Defi
       `Skips .git and node_modules; lists at most ${GLOB_MAX_RESULTS} paths, sorted.`,
     parameters,
     concurrencySafe: true,
+    // Read-only: after a crash the continuation simply reads again.
+    replay: 'safe',
     async execute({ pattern }, ctx): Promise<ToolOutput> {
       const glob = pattern.replace(/^(?:\.\/)+/, '')
       if (glob.startsWith('/')) throw outside(pattern, 'absolute patterns are not allowed')

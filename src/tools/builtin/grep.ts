@@ -44,6 +44,8 @@ export function grepTool(workspace: Workspace, limits: ResolvedToolLimits): Defi
       `Skips .git, node_modules and binary files; reports at most ${GREP_MAX_MATCHES} matches.`,
     parameters,
     concurrencySafe: true,
+    // Read-only: after a crash the continuation simply reads again.
+    replay: 'safe',
     async execute({ pattern, path: given = '.', glob }, ctx): Promise<ToolOutput> {
       const regex = compile(pattern)
       const accept = glob === undefined ? () => true : fileFilter(glob)

@@ -29,6 +29,8 @@ export function listTool(workspace: Workspace): DefinedTool<ListArgs> {
       'Use glob to find files by name across directories.',
     parameters,
     concurrencySafe: true,
+    // Read-only: after a crash the continuation simply reads again.
+    replay: 'safe',
     async execute({ path: given = '.' }): Promise<ToolOutput> {
       const opened = await openBeneath(workspace, given, 'read')
       const name = JSON.stringify(given)

@@ -39,6 +39,8 @@ export function readFileTool(workspace: Workspace, limits: ResolvedToolLimits): 
       `Reads at most ${READ_DEFAULT_LINES} lines or ${READ_MAX_BYTES / 1024} KiB per call; use offset/limit to page through larger files.`,
     parameters,
     concurrencySafe: true,
+    // Read-only: after a crash the continuation simply reads again.
+    replay: 'safe',
     async execute({ path: given, offset = 1, limit = READ_DEFAULT_LINES }, ctx): Promise<ToolOutput> {
       // Every byte is read through this descriptor, checked to lie inside the root (no check-then-use race).
       const { handle, rel } = await openBeneath(workspace, given, 'read')

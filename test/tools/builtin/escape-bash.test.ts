@@ -357,7 +357,7 @@ const { builtinTools } = await import(entry)
 const bash = builtinTools({ root, shell: true }).find((tool) => tool.name === 'bash')
 const checked = bash.validate({ command })
 try {
-  const output = await bash.execute(checked.value, { signal: new AbortController().signal, callId: 'c1', agent: { id: 'a1' } })
+  const output = await bash.execute(checked.value, { signal: new AbortController().signal, callId: 'c1', agent: { id: 'a1' }, idempotencyKey: 'k1' })
   process.stdout.write(JSON.stringify({ content: output.content }))
 } catch (error) {
   process.stdout.write(JSON.stringify({ error: error.code + ': ' + error.message }))

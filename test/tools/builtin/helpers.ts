@@ -37,7 +37,7 @@ export async function call(tool: DefinedTool | undefined, args: unknown, signal:
   const checked = tool.validate(args)
   if (!checked.ok) return { kind: 'invalid', problems: checked.problems }
   try {
-    const output = normalizeToolOutput(await tool.execute(checked.value, { signal, callId: 'call-1', agent: { id: 'agent-1' } }))
+    const output = normalizeToolOutput(await tool.execute(checked.value, { signal, callId: 'call-1', agent: { id: 'agent-1' }, idempotencyKey: 'key-1' }))
     return { kind: 'ok', output, text: typeof output.content === 'string' ? output.content : JSON.stringify(output.content) }
   } catch (error) {
     if (error instanceof HarnessError) return { kind: 'error', code: error.code, message: error.message }

@@ -1,0 +1,190 @@
+// What a crash left undone, read off a repaired log (docs/scaling.md, "Continuation after a crash"): the turn a
+// continuation carries on, the interruptions in a row (for quarantine), the input a crashed turn claimed but
+// never committed (restored to the inbox by repair), and the calls whose bodies may run again. Pure functions
+// of the log: every process and every worker that repairs the same log reaches the same answer.
+import type { JsonValue } from '../json/lossless.js'
+import type { UserMessage } from '../llm/types.js'
+import type { EventLog } from './event-log.js'
+import type { CoreEventData, SessionEvent, TurnEndReason } from './events.js'
+import type { CloserEvent } from './repair.js'
+
+/** A call a crash left `TOOL_OUTCOME_UNKNOWN` whose tool may run again (replay policy `safe` or `keyed`). */
+export interface RerunCall {
+  readonly callId: string
+  readonly name: string
+  /** The raw arguments the model gave. */
+  readonly arguments: string
+  /** Seq of the original `tool/call` (what the re-run's `tool/call` names in `of`). */
+  readonly of: number
+  /** Seq of repair's `TOOL_OUTCOME_UNKNOWN` result: the surface node the re-run's result replaces. */
+  readonly resultSeq: number
+}
+
+/** The work a crash interrupted, as a continuation turn needs it. */
+export interface InterruptedWork {
+  /** The interrupted turn the continuation carries on (the last of {@link interruptions}). */
+  readonly turn: number
+  /**
+   * The same work's interruptions in a row, oldest first: the original turn and every continuation of it that a
+   * crash interrupted again (counted since the last lifted quarantine).
+   */
+  readonly interruptions: readonly number[]
+  /**
+   * True when a turn of the chain committed the prompt it claimed: the continuation then claims only steering
+   * (`next-step`), else it takes the head of `next-turn` as a fresh turn would (a restored prompt is there).
+   */
+  readonly inputCommitted: boolean
+  /** Calls to run again before the continuation's first request, in log order. */
+  readonly reruns: readonly RerunCall[]
+}
+
+/** Marks a session that workers must not claim and `resumeAgent` refuses without `force` (durable). */
+export const QUARANTINED = 'session/quarantined'
+/** Lifts the last quarantine (`resumeAgent(id, { force: true })`); interruptions are counted afresh after it. */
+export const QUARANTINE_LIFTED = 'session/quarantine-lifted'
+
+const TURN_STARTS: ReadonlySet<string> = new Set(['turn/start'])
+const TURN_ENDS: ReadonlySet<string> = new Set(['turn/end'])
+const QUARANTINE_MARKS: ReadonlySet<string> = new Set([QUARANTINED, QUARANTINE_LIFTED])
+const LIFTS: ReadonlySet<string> = new Set([QUARANTINE_LIFTED])
+
+/** Whether the session's last quarantine is still in force: the reason logged with it, else `undefined`. */
+export function activeQuarantine(log: EventLog): string | undefined {
+  const last = log.lastOfTypes(QUARANTINE_MARKS)
+  if (last < 0 || log.typeAt(last) !== QUARANTINED) return undefined
+  const data = log.at(last)?.data as { reason?: unknown } | undefined
+  return typeof data?.reason === 'string' ? data.reason : 'quarantined'
+}
+
+/**
+ * The interrupted work at the end of a balanced (repaired) log: `undefined` unless its last turn ended
+ * `interrupted` and nothing after it started a turn. `mayRerun` tells which tools' calls may run again.
+ */
+export function interruptedWork(log: EventLog, options: { readonly mayRerun: (tool: string) => boolean; readonly seedLength?: number }): InterruptedWork | undefined {
+  const lastStart = log.lastOfTypes(TURN_STARTS)
+  if (lastStart < 0) return undefined
+  const lastEnd = log.lastOfTypes(TURN_ENDS, lastStart)
+  if (lastEnd < 0 || !isInterrupted(log.at(lastEnd))) return undefined
+  const lifted = log.lastOfTypes(LIFTS)
+  // Walk back through `continues` links: each continuation a crash interrupted again is one more in a row.
+  const chain: { start: number; turn: number }[] = []
+  for (let start = lastStart; start > lifted; ) {
+    const data = log.at(start)?.data as CoreEventData['turn/start']
+    chain.unshift({ start, turn: data.turn })
+    if (data.continues === undefined) break
+    const previous = turnStartOf(log, data.continues, start)
+    if (previous < 0) break
+    start = previous
+  }
+  const first = chain[0] as { start: number; turn: number }
+  const events = log.eventsWithoutChunks(first.start)
+  return {
+    turn: (chain[chain.length - 1] as { turn: number }).turn,
+    interruptions: chain.map((c) => c.turn),
+    inputCommitted: committedTurnInput(log, first.start, options.seedLength ?? 0),
+    reruns: rerunCalls(events, log, options.mayRerun),
+  }
+}
+
+function isInterrupted(event: SessionEvent | undefined): boolean {
+  return (event?.data as { reason?: TurnEndReason } | undefined)?.reason?.kind === 'interrupted'
+}
+
+function turnStartOf(log: EventLog, turn: number, before: number): number {
+  for (let at = log.lastOfTypes(TURN_STARTS, 0, before); at >= 0; at = log.lastOfTypes(TURN_STARTS, 0, at)) {
+    if ((log.at(at)?.data as { turn?: number }).turn === turn) return at
+  }
+  return -1
+}
+
+/** Repair's `TOOL_OUTCOME_UNKNOWN` results in the chain, minus those a re-run already replaced. */
+function rerunCalls(events: readonly SessionEvent[], log: EventLog, mayRerun: (tool: string) => boolean): RerunCall[] {
+  const open = new Map<number, RerunCall>()
+  for (const e of events) {
+    if (e.type !== 'tool/result') continue
+    const op = e.surfaceOp
+    if (typeof op === 'object') {
+      open.delete(op.start)
+      continue
+    }
+    const d = e.data as unknown as CoreEventData['tool/result']
+    if (d.error?.code !== 'TOOL_OUTCOME_UNKNOWN' || !d.message.id.startsWith('interrupted-tool-result-')) continue
+    const callSeq = e.sourceEventSeqs?.[0]
+    const call = callSeq === undefined ? undefined : log.at(callSeq)
+    if (call?.type !== 'tool/call') continue
+    const c = call.data as unknown as CoreEventData['tool/call']
+    if (!mayRerun(c.name)) continue
+    open.set(e.seq, { callId: c.callId, name: c.name, arguments: c.arguments, of: c.of ?? call.seq, resultSeq: e.seq })
+  }
+  return [...open.values()]
+}
+
+/** A claim: a splice that removed queued input without cancelling it (the loop's `Inbox.claim`). */
+function isClaim(d: CoreEventData['agent/inbox/spliced']): boolean {
+  return (d.removedCount ?? 0) > 0 && d.inserted.length === 0 && d.outcome === undefined && d.restores === undefined
+}
+
+interface Claim {
+  readonly seq: number
+  readonly target: 'next-turn' | 'next-step'
+  readonly messages: readonly UserMessage[]
+}
+
+/**
+ * Replays the inbox's splices from `seedLength` (as the loop's Inbox does: a fork does not inherit its parent's
+ * pending work), collecting the claims made at or after `from`.
+ */
+function claimsSince(log: EventLog, from: number, seedLength: number): { claims: Claim[]; restored: Set<number>; queued: Set<string> } {
+  const lists: Record<'next-turn' | 'next-step', UserMessage[]> = { 'next-turn': [], 'next-step': [] }
+  const claims: Claim[] = []
+  const restored = new Set<number>()
+  log.forEachEvent(seedLength, (event) => {
+    if (event.type !== 'agent/inbox/spliced') return
+    const d = event.data as unknown as CoreEventData['agent/inbox/spliced']
+    const list = lists[d.target]
+    if (list === undefined) return
+    const removed = list.splice(d.start, d.removedCount ?? 0, ...d.inserted)
+    if (d.restores !== undefined) restored.add(d.restores)
+    if (event.seq >= from && isClaim(d)) claims.push({ seq: event.seq, target: d.target, messages: removed })
+  })
+  const queued = new Set([...lists['next-turn'], ...lists['next-step']].map((m) => m.id))
+  return { claims, restored, queued }
+}
+
+function committedIds(log: EventLog, from: number): Set<string> {
+  const ids = new Set<string>()
+  log.forEachEvent(from, (event) => {
+    if (event.type === 'user/message') ids.add((event.data as unknown as UserMessage).id)
+  })
+  return ids
+}
+
+/** True when a next-turn claim made since `from` reached its `user/message`. */
+function committedTurnInput(log: EventLog, from: number, seedLength: number): boolean {
+  const { claims } = claimsSince(log, from, seedLength)
+  const committed = committedIds(log, from)
+  return claims.some((c) => c.target === 'next-turn' && c.messages.some((m) => committed.has(m.id)))
+}
+
+/**
+ * Repair's restores (docs/stores.md, "Loading and repair"): input that the log's last turn claimed from the
+ * inbox but never committed as a `user/message` goes back to the head of its list, one durable splice per
+ * claim whose `restores` names the claiming splice. Exactly once: a claim already restored, or input that
+ * reached its `user/message`, is left alone. Empty when the last turn lost nothing.
+ */
+export function lostInputRestores(log: EventLog, seedLength = 0): CloserEvent[] {
+  const lastStart = log.lastOfTypes(TURN_STARTS)
+  if (lastStart < 0) return []
+  const { claims, restored, queued } = claimsSince(log, lastStart, seedLength)
+  const committed = committedIds(log, lastStart)
+  const restores: CloserEvent[] = []
+  // Newest claim first, each inserted at the head: older claims end up ahead, as they were queued.
+  for (const claim of claims.reverse()) {
+    if (restored.has(claim.seq)) continue
+    const lost = claim.messages.filter((m) => !committed.has(m.id) && !queued.has(m.id))
+    if (lost.length === 0) continue
+    const data = { target: claim.target, start: 0, inserted: lost, restores: claim.seq }
+    restores.push({ type: 'agent/inbox/spliced', data: data as unknown as JsonValue })
+  }
+  return restores
+}
