@@ -9,6 +9,7 @@ export type WorkerEvent =
   | { readonly type: 'claimed'; readonly sessionId: string; readonly epoch: number; readonly queued: number }
   | { readonly type: 'input'; readonly sessionId: string; readonly kinds: readonly string[] }
   | { readonly type: 'released'; readonly sessionId: string; readonly status: 'idle' | 'pending' }
+  | { readonly type: 'quarantined'; readonly sessionId: string; readonly message: string }
   | { readonly type: 'lease-lost'; readonly sessionId: string; readonly during: 'flush' | 'renewal' | 'open'; readonly message: string }
   | { readonly type: 'error'; readonly sessionId?: string; readonly code: string; readonly message: string }
 
@@ -85,8 +86,10 @@ export class SessionTask {
     } catch (error) {
       // A claim that ran out before it was opened (this process stalled) belongs to someone else now.
       if (isLeaseLost(error)) this.leaseLost(error as HarnessError, 'open')
+      else if (isQuarantined(error)) this.#ctx.report({ type: 'quarantined', sessionId: this.#id, message: (error as Error).message })
       else this.#error(error)
-      await store.releaseClaim(this.#id).catch(() => undefined)
+      // A quarantined session stays so (no worker claims it) until a forced resume lifts it.
+      await store.releaseClaim(this.#id, isQuarantined(error) ? 'quarantined' : undefined).catch(() => undefined)
       return false
     }
     this.#agent = agent
@@ -196,4 +199,8 @@ export class SessionTask {
 
 function isLeaseLost(error: unknown): boolean {
   return error instanceof HarnessError && error.code === 'LEASE_LOST'
+}
+
+function isQuarantined(error: unknown): boolean {
+  return error instanceof HarnessError && error.code === 'SESSION_QUARANTINED'
 }

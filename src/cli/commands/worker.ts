@@ -131,6 +131,8 @@ function describe(event: WorkerEvent): string {
       return `input ${event.sessionId}: ${event.kinds.join(', ')}`
     case 'released':
       return `released ${event.sessionId} (${event.status})`
+    case 'quarantined':
+      return `quarantined ${event.sessionId}: ${event.message}`
     case 'lease-lost':
       return `lease lost ${event.sessionId} (${event.during}): ${event.message}`
     case 'error':

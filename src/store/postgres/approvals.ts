@@ -27,7 +27,7 @@ export type StoredVerdict = 'allow' | 'deny' | 'always'
 export interface SessionState {
   readonly id: string
   /** `sessions.status`: a turn is open, nothing to do, or input waits in the log. */
-  readonly status: 'idle' | 'running' | 'pending'
+  readonly status: 'idle' | 'running' | 'pending' | 'quarantined'
   /** A live lease holds the session (some worker serves it now). */
   readonly owned: boolean
   /** Approvals of the current owner wait for an answer. */

@@ -371,7 +371,7 @@ export class PostgresStore implements SessionStore {
          SELECT s.id FROM ${t.sessions} s
          WHERE ((s.owner IS NOT NULL AND s.lease_until < now())
             OR (s.owner IS NULL AND (s.status = 'pending' OR EXISTS (SELECT 1 FROM ${t.inbox} i WHERE i.session_id = s.id))))
-         AND NOT (s.id = ANY($4::text[]))
+         AND s.status <> 'quarantined' AND NOT (s.id = ANY($4::text[]))
          ORDER BY s.updated_at
          LIMIT $1
          FOR UPDATE SKIP LOCKED)

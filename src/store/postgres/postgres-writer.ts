@@ -4,7 +4,7 @@ import { SequencedCommit } from '../group-commit.js'
 import type { SessionWriter } from '../types.js'
 
 /** What `sessions.status` says about a session: a turn is open, nothing to do, or input waits in its log. */
-export type SessionStatus = 'idle' | 'running' | 'pending'
+export type SessionStatus = 'idle' | 'running' | 'pending' | 'quarantined'
 
 /** One flush as the store commits it: a single statement that checks the epoch first. */
 export interface BatchCommit {
@@ -178,11 +178,15 @@ export class PostgresWriter implements SessionWriter {
   }
 }
 
-/** `running` when the batch leaves a turn open, `idle` when it closes the last one it touches. */
+/**
+ * `running` when the batch leaves a turn open, `idle` when it closes the last one it touches (or lifts a
+ * quarantine), `quarantined` when it marks the session so.
+ */
 function statusOf(batch: readonly SessionEvent[]): SessionStatus | undefined {
   for (let i = batch.length - 1; i >= 0; i--) {
     const type = (batch[i] as SessionEvent).type
-    if (type === 'turn/end') return 'idle'
+    if (type === 'session/quarantined') return 'quarantined'
+    if (type === 'turn/end' || type === 'session/quarantine-lifted') return 'idle'
     if (type === 'turn/start') return 'running'
   }
   return undefined

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { HarnessError } from '../../errors/harness-error.js'
 
 /** The schema version this build writes and reads; older databases are migrated up to it on open. */
-export const POSTGRES_SCHEMA_VERSION = 3
+export const POSTGRES_SCHEMA_VERSION = 4
 
 /** What a PostgreSQL schema name may be: a plain lower-case identifier, so it can be quoted into SQL safely. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/
@@ -119,6 +119,12 @@ function migrations(t: StoreTables): readonly string[] {
     END $$;
     CREATE TRIGGER sessions_delete_events AFTER DELETE ON ${t.sessions}
       REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION "${t.schema}".delete_session_events();
+    `,
+    // 4: a session whose work crashed its workers K times in a row is `quarantined`: no worker claims it until a
+    // forced resume lifts it (docs/scaling.md, "Quarantine").
+    `
+    ALTER TABLE ${t.sessions} DROP CONSTRAINT IF EXISTS sessions_status_check;
+    ALTER TABLE ${t.sessions} ADD CONSTRAINT sessions_status_check CHECK (status IN ('idle', 'running', 'pending', 'quarantined'));
     `,
   ]
 }
