@@ -28,7 +28,7 @@ async function liveSession(home: string): Promise<{ child: ReturnType<typeof sta
 }
 
 describe('ISSUE-11 defect 10: repairs are announced', () => {
-  it('run --session on a log with a torn tail and an interrupted turn says so in one line each on stderr', async () => {
+  it('run --session on a log with a torn tail and an interrupted turn says so in one line each on stderr, and continues the turn', async () => {
     const home = tempHome()
     const { child, id } = await liveSession(home)
     // The events reach the file by group commit shortly after they reach stdout: kill only once they are on disk.
@@ -38,13 +38,14 @@ describe('ISSUE-11 defect 10: repairs are announced', () => {
     await finished(child)
     appendFileSync(join(home, 'sessions', `${id}.jsonl`), '{"type":"turn/e')
     const ok = join(home, 'ok.json')
-    writeFileSync(ok, JSON.stringify([{ text: 'back again' }]))
+    writeFileSync(ok, JSON.stringify([{ text: 'carried on' }, { text: 'back again' }]))
     const run = await runCli(['run', '--script', ok, '--session', id.slice(0, 8), 'continue'], { env: cliEnv(home) })
     expect(run.code).toBe(0)
     const lines = run.stderr.trim().split('\n')
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(new RegExp(`^ledgerloop: repaired session ${id}: cut off an incomplete write at its end \\(line \\d+, 15 bytes`))
-    expect(lines[1]).toBe(`ledgerloop: repaired session ${id}: turn 1 was interrupted (the process stopped mid-turn); closed it as 'interrupted'`)
+    expect(lines[1]).toBe('ledgerloop: turn 1 was interrupted (the process stopped mid-turn); continuing it as turn 2')
+    expect(run.stdout).toContain('carried on')
     expect(run.stdout).toContain('back again')
   }, 60_000)
 })

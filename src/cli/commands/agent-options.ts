@@ -46,6 +46,8 @@ export interface AgentFlags {
   readonly bashEnv?: string[]
   /** Send through the store's inbox and follow the session while a worker runs it (`postgres://` stores). */
   readonly attach?: boolean
+  /** `--force`: resume a quarantined session anyway (the quarantine is lifted, durably). */
+  readonly force?: boolean
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -61,8 +63,12 @@ export interface PreparedRun {
   readonly store: SessionStore
   /** `--system` and `AGENTS.md`. */
   readonly instructions: ProjectInstructions
-  /** What resuming will repair, one line each (a torn tail cut off, an interrupted turn closed). */
+  /** What resuming will repair, one line each (a torn tail cut off); the interrupted turn is {@link interrupted}. */
   readonly repairs: readonly string[]
+  /** The turn a crash left open that resuming closes, and how many of its calls repair answers "outcome unknown". */
+  readonly interrupted?: { readonly turn: number; readonly unknownCalls: number }
+  /** `--force`: resume even a quarantined session. */
+  readonly force?: boolean
   /** The base URL the route talks to, when it is not the provider's default (remembered for resumes). */
   readonly baseURL?: string
   /** Where `bash` runs (`--sandbox`, default bwrap) and when it keeps the network (`--network`: always; `--network-ask`: per call). */
@@ -203,6 +209,7 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
     let previous: StoredRoute | undefined
     let storedRoot: string | undefined
     const repairs: string[] = []
+    let interrupted: PreparedRun['interrupted']
     if (flags.session !== undefined || flags.continue === true) {
       resume = flags.continue === true ? await mostRecentSession(store) : await resolveSessionRef(store, flags.session as string)
       refuseLiveSession(storeSpecOf(config), resume, 'continuing it')
@@ -215,11 +222,11 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
       const closers = closerEvents(stored.events)
       const closedTurn = closers.find((e) => e.type === 'turn/end')
       if (closedTurn !== undefined) {
-        const unknown = closers.filter((e) => e.type === 'tool/result').length
-        repairs.push(
-          `repaired session ${resume}: turn ${String((closedTurn.data as { turn: number }).turn)} was interrupted (the process stopped mid-turn); closed it as 'interrupted'${unknown > 0 ? ` and answered ${unknown} tool call${unknown === 1 ? '' : 's'} whose outcome is unknown` : ''}`,
-        )
+        const unknownCalls = closers.filter((e) => e.type === 'tool/result' && (e.data as { error?: { code?: string } }).error?.code === 'TOOL_OUTCOME_UNKNOWN').length
+        interrupted = { turn: (closedTurn.data as { turn: number }).turn, unknownCalls }
       }
+    } else if (flags.force === true) {
+      throw new CliError('--force resumes a quarantined session: pass it with --session ID or --continue', EXIT.usage)
     }
     const route = modelRoute(config, flags, { env, ...(resume !== undefined ? { resume } : {}), ...(previous !== undefined ? { previous } : {}) })
     let root = flags.root !== undefined || config.sources.root !== 'default' ? config.root : (storedRoot ?? config.root)
@@ -231,7 +238,17 @@ export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = pro
     }
     const instructions = projectInstructions(config.system, root, config.projectFile)
     const baseURL = route.baseURL
-    return { config, route, root, scratchRoot, store, instructions, repairs, ...toolConfinement(flags), ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
+    return {
+      config,
+      route,
+      root,
+      scratchRoot,
+      store,
+      instructions,
+      repairs,
+      ...(interrupted !== undefined ? { interrupted } : {}),
+      ...(flags.force === true ? { force: true } : {}),
+      ...toolConfinement(flags), ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
   } catch (error) {
     await store.close()
     throw error

@@ -15,7 +15,7 @@ import type { SessionStore } from '../../store/types.js'
 import type { PricingCatalogue } from '../../views/cost.js'
 import { compactInChat } from './compact.js'
 import { listSessionsPage, sessionsTable } from './sessions.js'
-import { announce, openAgent, outputMode, removeScratch, reportTurnEnd } from './run.js'
+import { announce, openAgent, outputMode, removeScratch, reportInterrupted, reportTurnEnd } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 import { attachChat } from '../attach.js'
 
@@ -123,6 +123,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     for (const repair of prepared.repairs) process.stderr.write(`ledgerloop: ${repair}\n`)
     if (prepared.resume !== undefined) {
       agent = await openAgent(harness, prepared)
+      reportInterrupted(agent, prepared)
       announce(output, style, prepared, agent.id)
     } else if (prepared.route.scriptFile !== undefined) {
       notice(style.yellow(`[scripted] model replies come from ${prepared.route.scriptFile} — an offline demo, no real model is called`))

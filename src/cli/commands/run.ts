@@ -83,6 +83,7 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
   try {
     for (const repair of prepared.repairs) process.stderr.write(`ledgerloop: ${repair}\n`)
     agent = await openAgent(harness, prepared)
+    reportInterrupted(agent, prepared)
     announce(output, style, prepared, agent.id)
     return await runTurn(agent, prompt, output, prepared)
   } finally {
@@ -106,7 +107,7 @@ export async function openAgent(harness: Harness, prepared: PreparedRun): Promis
   const { route, root } = prepared
   const agent =
     prepared.resume !== undefined
-      ? await harness.resumeAgent(prepared.resume, { provider: route.provider, model: route.model, cwd: root })
+      ? await harness.resumeAgent(prepared.resume, { provider: route.provider, model: route.model, cwd: root, ...(prepared.force === true ? { force: true } : {}) })
       : await harness.createAgent({ provider: route.provider, model: route.model, cwd: root })
   if (prepared.baseURL !== undefined) {
     let last: string | undefined
@@ -115,6 +116,29 @@ export async function openAgent(harness: Harness, prepared: PreparedRun): Promis
     if (last !== prepared.baseURL) agent.session.append(CLI_ROUTE_EVENT, { provider: route.provider, baseURL: prepared.baseURL }, { ignorable: true })
   }
   return agent
+}
+
+/**
+ * One line about the turn a crash interrupted, once the agent is open: being continued (the default), or only
+ * closed. A log an earlier resume had closed but not continued gets the continuation line too.
+ */
+export function reportInterrupted(agent: Agent, prepared: PreparedRun): void {
+  const events = agent.session.events
+  let continuation: { turn: number; continues: number } | undefined
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as (typeof events)[number]
+    if (e.type !== 'turn/start') continue
+    const d = e.data as { turn: number; continues?: number }
+    if (d.continues !== undefined && agent.status === 'running') continuation = { turn: d.turn, continues: d.continues }
+    break
+  }
+  const unknown = prepared.interrupted?.unknownCalls ?? 0
+  const calls = unknown > 0 ? `, ${unknown} tool call${unknown === 1 ? '' : 's'} with an unknown outcome` : ''
+  if (continuation !== undefined) {
+    process.stderr.write(`ledgerloop: turn ${continuation.continues} was interrupted (the process stopped mid-turn${calls}); continuing it as turn ${continuation.turn}\n`)
+  } else if (prepared.interrupted !== undefined) {
+    process.stderr.write(`ledgerloop: turn ${prepared.interrupted.turn} was interrupted (the process stopped mid-turn${calls}); closed it as 'interrupted'\n`)
+  }
 }
 
 /** The opening lines: which model (and that it is scripted), where tools work, which session, which instructions. */
