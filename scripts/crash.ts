@@ -24,9 +24,15 @@ const report = await runCrashTest({
   store: values.store,
   log: (line) => console.log(line),
 })
-console.log(JSON.stringify(report, null, 2))
+console.log(JSON.stringify({ ...report, killToContinuationMs: undefined }, null, 2))
 // The runner stops at the first flushed event missing after a kill or tool call run twice, so a finished run
 // lost nothing and ran no body twice.
+const sorted = [...report.killToContinuationMs].sort((a, b) => a - b)
+const quantile = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+console.log(
+  `continuations: ${report.continuations} (kill → first request median ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms over ${sorted.length}), ` +
+    `${report.promptsAnswered} prompts answered once by a completed turn, 0 swallowed, 0 left interrupted, ${report.restoredInputs} restored inputs, ${report.safeReruns} safe re-runs`,
+)
 console.log(
   `${values.store}: ${report.kills} kills, ${report.resumedTurns} turns resumed to completion (${report.repairedTurns} repaired), ` +
     `${report.flushReports} reported flushes checked, lost 0, double runs 0 of ${report.toolExecutions} tool runs, ${(report.elapsedMs / 1000).toFixed(1)} s`,

@@ -77,31 +77,39 @@ const model = scriptedAdapter({
     // A parent (never a child: maxDepth 1) sometimes delegates one or two tasks beside its own record calls.
     const child = (request.system ?? '').includes('You are a sub-agent')
     const tasks = !child && random() < 0.35 ? Array.from({ length: 1 + Math.floor(random() * 2) }, () => ({ id: `${tag}-${calls++}`, name: 'task', arguments: { task: 'record a few things' } })) : []
-    return { reasoning: ['let', ' me', ' think'], toolCalls: [...tasks, ...records.slice(0, tasks.length > 0 ? 1 : count)], delayMs }
+    // Sometimes a replay-safe `look` too: a kill that cuts it off has the continuation run it again.
+    const looks = random() < 0.3 ? [{ id: `${tag}-${calls++}`, name: 'look', arguments: { note: 'y' } }] : []
+    return { reasoning: ['let', ' me', ' think'], toolCalls: [...tasks, ...looks, ...records.slice(0, tasks.length > 0 ? 1 : count)], delayMs }
   },
   models: { m1: { contextWindow: 1_000_000, defaultMaxTokens: 100 } },
 })
 
-const record = defineTool({
-  name: 'record',
-  description: 'Records that it ran',
-  parameters: z.object({ note: z.string() }),
-  concurrencySafe: true,
-  execute: (_args, { callId, agent }) => {
-    if (warming) return 'warm' // the warm-up session and its sub-agents live on a throwaway store
-    const fd = openSync(sideFile, 'a')
-    try {
-      writeSync(fd, `${agent.id} ${callId}\n`)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-    return 'recorded'
-  },
-})
+/** A tool that records each run of its body in the side file (`<session> <callId> <tool>`). */
+function recording(name: string, replay: 'never' | 'safe') {
+  return defineTool({
+    name,
+    description: 'Records that it ran',
+    parameters: z.object({ note: z.string() }),
+    concurrencySafe: true,
+    replay,
+    execute: (_args, { callId, agent }) => {
+      if (warming) return 'warm' // the warm-up session and its sub-agents live on a throwaway store
+      const fd = openSync(sideFile, 'a')
+      try {
+        writeSync(fd, `${agent.id} ${callId} ${name}\n`)
+        fsyncSync(fd)
+      } finally {
+        closeSync(fd)
+      }
+      return 'recorded'
+    },
+  })
+}
+const record = recording('record', 'never')
+const look = recording('look', 'safe')
 
 const store = reporting(dir.startsWith('sqlite:') ? new SqliteStore({ path: dir.slice('sqlite:'.length), flushDelayMs: 5 }) : new JsonlStore({ dir, flushDelayMs: 5 }))
-const harness = createHarness({ store, adapters: [model], tools: [record, subagentTool({ maxDepth: 1 })], onListenerError: () => {} })
+const harness = createHarness({ store, adapters: [model], tools: [record, look, subagentTool({ maxDepth: 1 })], onListenerError: () => {} })
 const sessions = Number(sessionsText)
 
 async function work(): Promise<never> {
@@ -121,7 +129,7 @@ async function work(): Promise<never> {
 // Warm the loop up on a throwaway memory store first, so the first milliseconds after `go` do real work
 // rather than compile code: kills then land in every phase of a turn, not mostly in start-up.
 async function warmUp(): Promise<void> {
-  const scratch = createHarness({ adapters: [model], tools: [record, subagentTool({ maxDepth: 1 })], onListenerError: () => {} })
+  const scratch = createHarness({ adapters: [model], tools: [record, look, subagentTool({ maxDepth: 1 })], onListenerError: () => {} })
   const agent = await scratch.createAgent({ provider: 'scripted', model: 'm1', sessionId: 'warm-up' })
   for (let t = 0; t < 2; t++) {
     agent.followup('warm up')

@@ -97,6 +97,16 @@ export interface CrashReport {
   interruptedTaskCalls: number
   /** Sub-agent sessions resumed to a completed turn after a kill. */
   resumedChildren: number
+  /** Continuation turns the resumes started (each carries on a turn a kill interrupted). */
+  continuations: number
+  /** Prompts the sessions' logs hold (durably sent), each checked to be answered once by a completed turn. */
+  promptsAnswered: number
+  /** Input a kill had claimed before its `user/message` and repair put back (`restores`). */
+  restoredInputs: number
+  /** `safe` calls a kill cut off that the continuation ran again (`tool/call` with `of`). */
+  safeReruns: number
+  /** Milliseconds from each kill to its continuation's first model request, one per continuation that sent one. */
+  killToContinuationMs: number[]
 }
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -155,7 +165,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
   const root = mkdtempSync(join(tmpdir(), 'll-crash-'))
   const crashStore = options.store === 'sqlite' ? await sqliteCrashStore(join(root, 'sessions.db')) : jsonlCrashStore(join(root, 'sessions'))
   const sideFile = join(root, 'executions.txt')
-  const report: CrashReport = { kills: 0, flushReports: 0, toolExecutions: 0, repairedTurns: 0, tornTails: 0, resumedTurns: 0, events: 0, elapsedMs: 0, waitingForChildMs: 0, checkingMs: 0, childSessions: 0, childToolExecutions: 0, interruptedTaskCalls: 0, resumedChildren: 0 }
+  const report: CrashReport = { kills: 0, flushReports: 0, toolExecutions: 0, repairedTurns: 0, tornTails: 0, resumedTurns: 0, events: 0, elapsedMs: 0, waitingForChildMs: 0, checkingMs: 0, childSessions: 0, childToolExecutions: 0, interruptedTaskCalls: 0, resumedChildren: 0, continuations: 0, promptsAnswered: 0, restoredInputs: 0, safeReruns: 0, killToContinuationMs: [] }
   const executed = new Map<string, string>() // callId → session
   const checked = new Map<string, string>() // session → file signature after its last check
   const subagentIds = new Set<string>() // every sub-agent session seen
@@ -183,11 +193,12 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashRepo
       await progressed(child, random() < 0.8 ? 1 : 0)
       await new Promise((r) => setTimeout(r, 10 + Math.floor(random() * Math.max(0, maxRunMs - 10))))
       child.process.kill('SIGKILL')
+      const killedAt = Date.now()
       await child.exited // reaped: its pid is dead, so its stale lock may be taken over
       const error = child.lines.find((l) => l.startsWith('ERROR'))
       if (error !== undefined) throw new Error(`kill ${kill}: the child failed before the kill: ${error}`)
       const checkStart = Date.now()
-      await checkAfterKill({ kill, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds })
+      await checkAfterKill({ kill, killedAt, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds })
       report.checkingMs += Date.now() - checkStart
       report.kills = kill
       if (kill % 25 === 0) options.log?.(`${kill} kills, ${report.flushReports} flushes checked, ${report.toolExecutions} tool runs, ${report.repairedTurns} repaired turns`)
@@ -218,6 +229,8 @@ async function progressed(child: Child, flushes: number): Promise<void> {
 /** What the checks after one kill look at: the run so far and the child that was killed. */
 interface KillCheck {
   readonly kill: number
+  /** When the child was SIGKILLed (for the time to its continuation's first request). */
+  readonly killedAt: number
   readonly crashStore: CrashStore
   readonly sideFile: string
   readonly child: Child
@@ -257,7 +270,7 @@ async function checkStore(
   flushed: Map<string, { seq: number; type: string }[]>,
   fail: (id: string, why: string) => never,
 ): Promise<void> {
-  const { kill, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds } = check
+  const { kill, killedAt, crashStore, sideFile, child, executed, checked, report, sessions, subagentIds } = check
   const logs = new Map<string, readonly SessionEvent[]>()
   const allLogs = new Map<string, readonly SessionEvent[]>()
   // The child's sessions, then their sub-agents' sessions (same store, linked by header).
@@ -294,23 +307,27 @@ async function checkStore(
   const side = existsSync(sideFile) ? readFileSync(sideFile, 'utf8').split('\n') : []
   side.pop() // complete lines only
   for (const line of side.slice(report.toolExecutions)) {
-    const [id, callId] = line.split(' ') as [string, string]
-    if (executed.has(callId)) fail(id, `tool call ${callId} executed twice`)
+    const [id, callId, tool] = line.split(' ') as [string, string, string | undefined]
+    // `look` is replay-safe: a continuation may run it again after a kill cut it off. Every other body runs once.
+    if (executed.has(callId) && tool !== 'look') fail(id, `tool call ${callId} executed twice`)
     executed.set(callId, id)
     if (subagentIds.has(id)) report.childToolExecutions++
     const log = allLogs.get(id) ?? fail(id, `tool call ${callId} ran in a session this child does not own`)
     if (!log.some((e) => e.type === 'tool/call' && (e.data as { callId?: string }).callId === callId)) fail(id, `tool call ${callId} ran without a logged tool/call`)
   }
   report.toolExecutions = side.length
-  // Resume completes the next turn on every session.
+  // Resume continues what the kill interrupted, then completes the next turn, on every session.
   let events = 0
   for (const id of logs.keys()) {
     let calls = 0
+    let firstRequestAt: number | undefined
     const model = scriptedAdapter({
-      script: (request) =>
-        request.messages[request.messages.length - 1]?.content[0]?.type === 'tool-result'
+      script: (request) => {
+        firstRequestAt ??= Date.now()
+        return request.messages[request.messages.length - 1]?.content[0]?.type === 'tool-result'
           ? { text: ['resumed', ' fine', '.'] }
-          : { toolCalls: [{ id: `p${kill}-${id}-${calls++}`, name: 'record', arguments: { note: 'parent' } }] },
+          : { toolCalls: [{ id: `p${kill}-${id}-${calls++}`, name: 'record', arguments: { note: 'parent' } }] }
+      },
       models: { m1: { contextWindow: 1_000_000 } },
     })
     const record = defineTool({
@@ -319,15 +336,28 @@ async function checkStore(
       parameters: z.object({ note: z.string() }),
       execute: () => 'recorded',
     })
-    const harness = createHarness({ store: crashStore.open(), adapters: [model], tools: [record], onListenerError: () => {} })
+    const look = defineTool({ name: 'look', description: 'Looks (replay-safe)', parameters: z.object({ note: z.string() }), replay: 'safe', execute: () => 'looked' })
+    const harness = createHarness({ store: crashStore.open(), adapters: [model], tools: [record, look], onListenerError: () => {} })
     try {
-      const agent = await harness.resumeAgent(id, { provider: 'scripted', model: 'm1' })
+      const before = allLogs.get(id)?.length ?? 0
+      const agent = await harness.resumeAgent(id, { provider: 'scripted', model: 'm1', quarantineAfter: 1_000 })
+      const continued = agent.session.events.slice(before).some((e) => e.type === 'turn/start' && (e.data as { continues?: number }).continues !== undefined)
+      await agent.whenIdle()
+      if (continued) {
+        report.continuations++
+        if (firstRequestAt !== undefined) report.killToContinuationMs.push(firstRequestAt - killedAt)
+      }
       agent.followup('after the crash')
       await agent.whenIdle()
-      const end = agent.session.events.at(-1)
+      const final = agent.session.events
+      const end = final.at(-1)
       if (end?.type !== 'turn/end' || (end.data as { reason: { kind: string } }).reason.kind !== 'completed') fail(id, `the resumed turn did not complete: ${JSON.stringify(end)}`)
-      const verdict = verifySessionLog(agent.session.events)
+      const verdict = verifySessionLog(final)
       if (!verdict.ok) fail(id, `the log after resume does not verify: ${verdict.problems.join('; ')}`)
+      const answered = checkEveryPromptAnswered(final, (why) => fail(id, why))
+      report.promptsAnswered += answered.prompts
+      report.restoredInputs += answered.restored
+      report.safeReruns += final.slice(before).filter((e) => e.type === 'tool/call' && (e.data as { of?: number }).of !== undefined).length
       report.resumedTurns++
       if (subagentIds.has(id)) report.resumedChildren++
       events += agent.session.length
@@ -337,4 +367,52 @@ async function checkStore(
     checked.set(id, crashStore.signature(id))
   }
   report.events += events
+}
+
+/**
+ * The durable-execution promise (issue 24): every prompt and steer the log says was sent reached the model exactly
+ * once, in a turn whose work ended `completed` (itself, or through its continuations), and no turn was left
+ * `interrupted` without a continuation. Returns how many inputs it checked and how many repair had restored.
+ */
+export function checkEveryPromptAnswered(events: readonly SessionEvent[], fail: (why: string) => never): { prompts: number; restored: number } {
+  const turnOf = (e: SessionEvent): number => (e.data as { turn: number }).turn
+  const end = new Map<number, string>()
+  const continuedBy = new Map<number, number>()
+  const turnAt: number[] = []
+  let open = 0
+  const seen = new Map<string, number>()
+  const sent: string[] = []
+  let restored = 0
+  for (const e of events) {
+    if (e.type === 'turn/start') {
+      open = turnOf(e)
+      const continues = (e.data as { continues?: number }).continues
+      if (continues !== undefined) continuedBy.set(continues, open)
+    }
+    if (e.type === 'turn/end') end.set(turnOf(e), (e.data as { reason: { kind: string } }).reason.kind)
+    if (e.type === 'user/message') {
+      const messageId = (e.data as { id: string }).id
+      seen.set(messageId, (seen.get(messageId) ?? 0) + 1)
+      turnAt[e.seq] = open
+    }
+    if (e.type === 'agent/inbox/spliced') {
+      const d = e.data as { inserted: { id: string }[]; restores?: number }
+      if (d.restores !== undefined) restored++
+      else sent.push(...d.inserted.map((m) => m.id))
+    }
+  }
+  const finalReason = (turn: number): string | undefined => {
+    let t = turn
+    while (end.get(t) === 'interrupted' && continuedBy.has(t)) t = continuedBy.get(t) as number
+    return end.get(t)
+  }
+  for (const [turn, reason] of end) if (reason === 'interrupted' && !continuedBy.has(turn)) fail(`turn ${turn} was left interrupted without a continuation`)
+  for (const messageId of sent) {
+    const times = seen.get(messageId) ?? 0
+    if (times !== 1) fail(`input ${messageId} reached the model ${times} times`)
+    const at = events.find((e) => e.type === 'user/message' && (e.data as { id: string }).id === messageId) as SessionEvent
+    const reason = finalReason(turnAt[at.seq] as number)
+    if (reason !== 'completed') fail(`input ${messageId} was taken by turn ${turnAt[at.seq]}, whose work ended ${reason}`)
+  }
+  return { prompts: sent.length, restored }
 }
