@@ -30,5 +30,12 @@ const report = await runTakeover({
   replace: true,
   log: (line) => console.log(line),
 })
-console.log(JSON.stringify(report, null, 2))
+console.log(JSON.stringify({ ...report, killToContinuationMs: undefined }, null, 2))
+const sorted = [...report.killToContinuationMs].sort((a, b) => a - b)
+const quantile = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+console.log(
+  `${report.kills} kills, ${report.stalls} stalls: ${report.prompts} prompts sent, each answered once by a completed turn ` +
+    `(${report.problems.length} problems); ${report.interruptedTurns} turns interrupted, ${report.continuations} continuations; ` +
+    `kill → continuation start median ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms over ${sorted.length} kills (the lease is ${values['lease-ms']} ms)`,
+)
 process.exitCode = report.problems.length === 0 && report.leaseLostOnFlush > 0 ? 0 : 1

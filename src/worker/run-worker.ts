@@ -19,6 +19,11 @@ export interface WorkerOptions extends Omit<HarnessOptions, 'store'> {
   readonly pollMs?: number
   /** On shutdown, let running turns finish for this long before cancelling them (default 10 s). */
   readonly shutdownGraceMs?: number
+  /**
+   * After how many interruptions in a row of the same work a session is quarantined instead of continued (default
+   * 3; see `ResumeOptions.quarantineAfter`). A quarantined session is never claimed again until a forced resume.
+   */
+  readonly quarantineAfter?: number
   /** Stops the worker: turns finish (or are cancelled after the grace), logs are flushed, sessions released. */
   readonly signal?: AbortSignal
   /** Every claim, input move, release, lost lease and error (default: none). */
@@ -53,7 +58,7 @@ const FAILED_BACKOFF_MS = 30_000
  * ```
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
-  const { store, concurrency = 4, provider, model, idleGraceMs = 2000, pollMs = 1000, shutdownGraceMs = 10_000, signal, onEvent, ...harnessOptions } = options
+  const { store, concurrency = 4, provider, model, idleGraceMs = 2000, pollMs = 1000, shutdownGraceMs = 10_000, quarantineAfter, signal, onEvent, ...harnessOptions } = options
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new HarnessError('concurrency must be a positive integer', 'INVALID_CONFIG')
   for (const [name, value] of Object.entries({ idleGraceMs, pollMs, shutdownGraceMs })) {
     if (!Number.isFinite(value) || value < 0) throw new HarnessError(`${name} must be a number of milliseconds ≥ 0`, 'INVALID_CONFIG')
@@ -71,7 +76,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const ctx = {
     harness,
     store,
-    agentDefaults: { ...(provider !== undefined ? { provider } : {}), ...(model !== undefined ? { model } : {}) },
+    agentDefaults: {
+      ...(provider !== undefined ? { provider } : {}),
+      ...(model !== undefined ? { model } : {}),
+      ...(quarantineAfter !== undefined ? { quarantineAfter } : {}),
+    },
     timings: { idleGraceMs, pollMs: Math.max(10, pollMs), shutdownGraceMs },
     report,
   }

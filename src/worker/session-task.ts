@@ -27,7 +27,7 @@ export interface SessionTaskTimings {
 export interface SessionTaskContext {
   readonly harness: Harness
   readonly store: PostgresStore
-  readonly agentDefaults: { readonly provider?: string; readonly model?: string }
+  readonly agentDefaults: { readonly provider?: string; readonly model?: string; readonly quarantineAfter?: number }
   readonly timings: SessionTaskTimings
   report(event: WorkerEvent): void
 }

@@ -73,6 +73,8 @@ const summary = await runWorker({
   idleGraceMs: 300,
   pollMs: 200,
   shutdownGraceMs: 5000,
+  // Random kills can interrupt the same work several times in a row by chance: only a poison turn should stop.
+  quarantineAfter: 50,
   signal: stop.signal,
   onEvent: (event) => say(event),
   onListenerError: () => {},

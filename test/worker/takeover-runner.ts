@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline'
 import { bundleTestChild, prng } from '../support/child-process-kit.js'
 import pg from 'pg'
 import { Session, verifySessionLog, type SessionEvent } from '../../src/index.js'
+import { checkEveryPromptAnswered } from '../support/answered-prompts.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { createScratchDatabase } from '../store/postgres-scratch.js'
 
@@ -50,6 +51,10 @@ export interface TakeoverReport {
   leaseLostOnRenewal: number
   workersStarted: number
   elapsedMs: number
+  /** Continuation turns (`turn/start` with `continues`) the new owners started after disruptions. */
+  continuations: number
+  /** Milliseconds from each SIGKILL to the first continuation turn in a session the killed worker owned. */
+  killToContinuationMs: number[]
   problems: string[]
 }
 
@@ -104,6 +109,8 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
     leaseLostOnRenewal: 0,
     workersStarted: 0,
     elapsedMs: 0,
+    continuations: 0,
+    killToContinuationMs: [],
     problems: [],
   }
   try {
@@ -139,6 +146,7 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
       workers.push(worker)
       return worker
     }
+    const killed: { at: number; sessions: string[] }[] = []
     const live = (): Worker[] => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null)
     for (let i = 0; i < workerCount; i++) spawnWorker()
     await Promise.all(workers.map((w) => w.ready))
@@ -190,6 +198,7 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
         log(`resumed ${target.tag}`)
       } else {
         target.child.kill('SIGKILL')
+        killed.push({ at: Date.now(), sessions: owned })
         report.kills++
         log(`killed ${target.tag} owning ${owned.join(',')}`)
         await target.exited
@@ -222,7 +231,14 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
       bodyCount.set(key, (bodyCount.get(key) ?? 0) + 1)
     }
     for (const [key, count] of bodyCount) if (count > 1) report.problems.push(`tool body ${key} ran ${count} times`)
-    for (const id of ids) checkSession(id, (await store.read(id)).events, sent.get(id) as string[], bodyCount, report)
+    const logs = new Map<string, readonly SessionEvent[]>()
+    for (const id of ids) logs.set(id, (await store.read(id)).events)
+    for (const [id, events] of logs) checkSession(id, events, sent.get(id) as string[], bodyCount, report)
+    for (const kill of killed) {
+      const starts = kill.sessions.flatMap((id) => (logs.get(id) ?? []).filter((e) => e.type === 'turn/start' && (e.data as { continues?: number }).continues !== undefined && e.time >= kill.at))
+      const first = Math.min(...starts.map((e) => e.time))
+      if (Number.isFinite(first)) report.killToContinuationMs.push(first - kill.at)
+    }
     const troubled = new Set(report.problems.map((p) => p.split(':')[0]))
     for (const w of workers) {
       for (const e of w.events) {
@@ -256,32 +272,31 @@ function checkSession(id: string, events: readonly SessionEvent[], sent: readonl
     if (e.seq !== i) report.problems.push(`${id}: event ${i} has seq ${e.seq}`)
   })
   // Each prompt sent reaches the log exactly once (the inbox row and its event change hands atomically), in the
-  // order sent. It is seen by the model at most once: a prompt whose turn was interrupted before its step
-  // opened stays consumed by that turn (crash repair closes turns, it does not replay them).
+  // order sent, and the model exactly once: a prompt whose turn was interrupted before its step opened is
+  // restored to the inbox by repair, and interrupted work is continued (issue 24).
   const delivered: string[] = []
   const surfaced: string[] = []
-  const claimedByInterrupted = new Set<string>()
-  let claimedThisTurn: string[] = []
-  const queue: string[] = []
   for (const e of events) {
     const d = e.data as Record<string, unknown>
-    if (e.type === 'agent/inbox/spliced' && d.target === 'next-turn') {
-      const inserted = (d.inserted as { content: { text?: string }[] }[]).map((m) => m.content[0]?.text ?? '')
-      delivered.push(...inserted)
-      const removed = queue.splice(d.start as number, (d.removedCount as number | undefined) ?? 0, ...inserted)
-      if (d.outcome === undefined) claimedThisTurn.push(...removed)
+    if (e.type === 'turn/start' && d.continues !== undefined) report.continuations++
+    if (e.type === 'agent/inbox/spliced' && d.target === 'next-turn' && d.restores === undefined) {
+      delivered.push(...(d.inserted as { content: { text?: string }[] }[]).map((m) => m.content[0]?.text ?? ''))
     } else if (e.type === 'user/message' && (d.source as { kind: string }).kind === 'user') {
       surfaced.push((d.content as { text?: string }[])[0]?.text ?? '')
-    } else if (e.type === 'turn/end') {
-      if ((d.reason as { kind: string }).kind === 'interrupted') for (const p of claimedThisTurn) claimedByInterrupted.add(p)
-      claimedThisTurn = []
     }
+  }
+  try {
+    checkEveryPromptAnswered(events, (why) => {
+      throw new Error(why)
+    })
+  } catch (error) {
+    report.problems.push(`${id}: ${(error as Error).message}; log: ${describeLog(events)}`)
   }
   report.prompts += delivered.length
   if (JSON.stringify(delivered) !== JSON.stringify(sent)) {
     report.problems.push(`${id}: delivered ${JSON.stringify(delivered)} != sent ${JSON.stringify(sent)}; log: ${describeLog(events)}`)
   }
-  const missing = sent.filter((p) => !surfaced.includes(p) && !claimedByInterrupted.has(p))
+  const missing = sent.filter((p) => !surfaced.includes(p))
   if (missing.length > 0 || new Set(surfaced).size !== surfaced.length) {
     report.problems.push(`${id}: prompts seen ${JSON.stringify(surfaced)} of ${JSON.stringify(sent)}; log: ${describeLog(events)}`)
   }
