@@ -127,9 +127,12 @@ export class Agent implements AgentHandle {
     this.#driver.wake(false, work)
   }
 
-  /** Queues input for a new turn and wakes the driver. */
-  followup(input: string | UserMessage): void {
-    this.#send(toUserMessage(input), 'next-turn', true)
+  /**
+   * Queues input for a new turn and wakes the driver. With a submission `key` already in the session's log the
+   * input is ignored and `false` returned: a client that retries after a timeout never sends a prompt twice.
+   */
+  followup(input: string | UserMessage, options: SendOptions = {}): boolean {
+    return this.#send(toUserMessage(input), 'next-turn', true, options.key)
   }
 
   /**
@@ -141,8 +144,9 @@ export class Agent implements AgentHandle {
    * error's code and message also in `failure`). It rejects only when no turn will take the input: the agent is
    * disposed (`AGENT_DISPOSED`; input still queued then stays in the log for a resume), a cancel clears the
    * inbox first (`INPUT_DISCARDED`), the session refuses appends (`session.writeFailure`), the input cannot be
-   * queued (a duplicate message id), or `options.signal` was already aborted (its reason). Not yet supported:
-   * `output` (structured output) and `key` (submission keys).
+   * queued (a duplicate message id), or `options.signal` was already aborted (its reason). With `options.key`
+   * already in the log, nothing is queued and the run resolves with the turn that took the first input sent
+   * with it. Not yet supported: `output` (structured output).
    * @example
    * ```ts
    * const result = await agent.run('What does this project do?')
@@ -170,9 +174,9 @@ export class Agent implements AgentHandle {
     return new PartStream((push) => this.#startRun(input, options, push))
   }
 
-  /** Queues input for the next step (of the running turn, or a new one) and wakes the driver. */
-  steer(input: string | UserMessage): void {
-    this.#send(toUserMessage(input), 'next-step', true)
+  /** Queues input for the next step (of the running turn, or a new one) and wakes the driver; `key` as for {@link followup}. */
+  steer(input: string | UserMessage, options: SendOptions = {}): boolean {
+    return this.#send(toUserMessage(input), 'next-step', true, options.key)
   }
 
   /** Queues input for the next step without waking the driver. */
@@ -247,7 +251,8 @@ export class Agent implements AgentHandle {
       session: this.session,
       hooks: this.ctx.hooks,
       pricing: this.#pricing,
-      send: (message) => this.#send(message, 'next-turn', true),
+      send: (message, key) => void this.#send(message, 'next-turn', true, key),
+      sentWithKey: (key) => this.inbox.sentWithKey(key),
       cancelTurn: (cause) => this.cancel(cause, { keepInbox: true }),
       whenIdle: () => this.whenIdle(),
       wake: () => this.wake(),
@@ -256,11 +261,35 @@ export class Agent implements AgentHandle {
     return this.#runHost
   }
 
-  #send(message: UserMessage, target: InboxTarget, wakeup: boolean): void {
+  #send(message: UserMessage, target: InboxTarget, wakeup: boolean, key?: string): boolean {
     if (this.#disposed !== undefined) throw new HarnessError(`agent '${this.id}' is disposed`, 'AGENT_DISPOSED')
+    if (key !== undefined) {
+      checkKey(key)
+      const first = this.inbox.sentWithKey(key)
+      if (first !== undefined) {
+        this.#runtime.hooks.emit('agent/inbox/duplicate', { agent: this, key, messageId: first }, this.id)
+        return false
+      }
+    }
     // Steering sent into a dying turn becomes its own turn (decided before inserting).
     const wakingAfterAbort = wakeup && this.#driver.cancelling
-    this.inbox.append(wakingAfterAbort ? 'next-turn' : target, message)
+    this.inbox.append(wakingAfterAbort ? 'next-turn' : target, message, key)
     if (wakeup) this.#driver.wake(wakingAfterAbort)
+    return true
+  }
+}
+
+/** Options of `followup` and `steer`. */
+export interface SendOptions {
+  /**
+   * A submission key (1–200 characters): a second send with a key already in the session's log is ignored (the
+   * call returns `false`; `agent/inbox/duplicate` is emitted), so a retried submission never runs twice.
+   */
+  readonly key?: string
+}
+
+function checkKey(key: unknown): void {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
+    throw new HarnessError(`a submission key must be a string of 1 to 200 characters, got ${JSON.stringify(key)}`, 'INVALID_INPUT')
   }
 }

@@ -84,6 +84,8 @@ export interface LoopHooks<A extends AgentHandle = AgentHandle> {
   'agent/error': EmitHook<{ readonly agent: A; readonly turn: number; readonly step: number; readonly error: unknown }>
   'agent/inbox/inserted': EmitHook<{ readonly agent: A; readonly message: UserMessage }>
   'agent/inbox/claimed': EmitHook<{ readonly agent: A; readonly message: UserMessage; readonly turn: number }>
+  /** A send whose submission key is already in the log was ignored; `messageId` is the input first sent with it. */
+  'agent/inbox/duplicate': EmitHook<{ readonly agent: A; readonly key: string; readonly messageId: string }>
   'agent/inbox/discarded': EmitHook<{ readonly agent: A; readonly message: UserMessage }>
   'session/event': EmitHook<{ readonly session: Session; readonly event: SessionEvent }>
   /** Runs before an event commits; a throw vetoes the append (invariant companions). */

@@ -21,6 +21,8 @@ export class Inbox {
   readonly #session: Session
   readonly #observer: InboxObserver
   readonly #lists: Record<InboxTarget, UserMessage[]> = { 'next-turn': [], 'next-step': [] }
+  /** Submission key → the id of the message first sent with it (from every splice of the session's own log). */
+  readonly #keys = new Map<string, string>()
 
   /** Replays the session's own splices (a fork child does not inherit its parent's pending work). */
   constructor(session: Session, observer: InboxObserver = {}) {
@@ -33,7 +35,13 @@ export class Inbox {
       const problem = this.#validate(d.target, d.start, d.removedCount ?? 0, d.inserted)
       if (problem !== undefined) throw new HarnessError(`invalid persisted inbox splice at seq ${event.seq}: ${problem}`, 'SESSION_CORRUPT')
       this.#lists[d.target].splice(d.start, d.removedCount ?? 0, ...d.inserted)
+      if (d.key !== undefined && d.inserted[0] !== undefined && !this.#keys.has(d.key)) this.#keys.set(d.key, d.inserted[0].id)
     })
+  }
+
+  /** The id of the message first sent with submission `key`, or `undefined` when the key is new to this session. */
+  sentWithKey(key: string): string | undefined {
+    return this.#keys.get(key)
   }
 
   /** Queued prompts, one per future turn. */
@@ -51,9 +59,10 @@ export class Inbox {
     return this.#lists['next-turn'].length > 0 || this.#lists['next-step'].length > 0
   }
 
-  /** Adds a message at the end of a list (durably). */
-  append(target: InboxTarget, message: UserMessage): void {
-    this.#mutate(target, this.#lists[target].length, 0, [message], true)
+  /** Adds a message at the end of a list (durably), with the submission `key` it was sent with, if any. */
+  append(target: InboxTarget, message: UserMessage, key?: string): void {
+    this.#mutate(target, this.#lists[target].length, 0, [message], true, key)
+    if (key !== undefined) this.#keys.set(key, message.id)
   }
 
   /** Durably removes everything (a user-visible cancellation: `outcome:'canceled'`). */
@@ -74,7 +83,7 @@ export class Inbox {
     return claimed
   }
 
-  #mutate(target: InboxTarget, start: number, deleteCount: number, inserted: readonly UserMessage[], discard: boolean): UserMessage[] {
+  #mutate(target: InboxTarget, start: number, deleteCount: number, inserted: readonly UserMessage[], discard: boolean, key?: string): UserMessage[] {
     if (deleteCount === 0 && inserted.length === 0) return []
     const problem = this.#validate(target, start, deleteCount, inserted)
     if (problem !== undefined) throw new HarnessError(`inbox change refused: ${problem}`, 'INVALID_INBOX')
@@ -84,6 +93,7 @@ export class Inbox {
       ...(deleteCount > 0 ? { removedCount: deleteCount } : {}),
       inserted,
       ...(discard && deleteCount > 0 ? { outcome: 'canceled' } : {}),
+      ...(key !== undefined ? { key } : {}),
     }
     // Log first: if the append fails the projection is unchanged.
     const event = this.#session.append('agent/inbox/spliced', data)

@@ -14,11 +14,14 @@ import { InputFateFold, turnResult, type TurnResult } from '../views/turn-result
 import type { AgentHandle, LoopHooks } from './hook-table.js'
 import { cancelCauseOf } from './turn-failure.js'
 
-/**
- * Options of `agent.run()` and `agent.stream()`. Not yet supported (issue 26 and issue 24): `output`
- * (structured output) and `key` (a submission key that makes a retried run idempotent).
- */
+/** Options of `agent.run()` and `agent.stream()`. Not yet supported (issue 26): `output` (structured output). */
 export interface RunOptions {
+  /**
+   * A submission key (as `followup(input, { key })`): when the session's log already holds input sent with it,
+   * nothing is queued and the run resolves with the turn that took that first input (waiting for it when it
+   * has not ended yet) — so a client that retries a run after a timeout gets the original turn, run once.
+   */
+  readonly key?: string
   /**
    * Cancels this run's turn: it ends `aborted` with the signal's reason when that is a `CancelCause`, else
    * `{kind:'user'}`. Aborted while the input still waits in the inbox, the turn that takes it ends `aborted` at
@@ -44,7 +47,9 @@ export interface RunHost {
   /** Prices for `TurnResult.cost`. */
   readonly pricing: PricingCatalogue
   /** Queues the input as a followup and wakes the driver (throws when the agent is disposed). */
-  send(message: UserMessage): void
+  send(message: UserMessage, key?: string): void
+  /** The id of the input first sent with submission `key`, if the log holds one. */
+  sentWithKey(key: string): string | undefined
   /** Cancels the running turn, keeping queued input. */
   cancelTurn(cause: CancelCause): void
   /** Resolves once the driver is idle. */
@@ -68,8 +73,11 @@ export class TurnRun {
   readonly #message: UserMessage
   readonly #signal: AbortSignal | undefined
   readonly #onPart: ((part: TurnStreamPart) => void) | undefined
-  readonly #fold: InputFateFold
+  readonly #key: string | undefined
+  #fold: InputFateFold
   #claim: { readonly turn: number; readonly turnStart: number } | undefined
+  /** The claiming turn ended `interrupted`: its result, while the turn that continues it is awaited. */
+  #interrupted: TurnResult | undefined
   #resolve!: (result: TurnResult) => void
   #reject!: (error: unknown) => void
   #settled = false
@@ -82,6 +90,7 @@ export class TurnRun {
     this.#host = host
     this.#message = message
     this.#signal = options.signal
+    this.#key = options.key
     this.#onPart = onPart
     this.#fold = new InputFateFold(message.id)
     this.result = new Promise<TurnResult>((resolve, reject) => {
@@ -111,8 +120,17 @@ export class TurnRun {
       signal.addEventListener('abort', onAbort, { once: true })
       this.#offs.push(() => signal.removeEventListener('abort', onAbort))
     }
+    const first = this.#key === undefined ? undefined : this.#host.sentWithKey(this.#key)
+    if (first !== undefined) {
+      // Sent before: follow that input through the log so far, then on as new events are published.
+      this.#fold = new InputFateFold(first)
+      this.#host.session.log.forEachEvent(this.#host.session.seedBoundary(), (event) => this.#observe(event))
+      // No continuation will come for a claiming turn that ended interrupted when no turn is open now.
+      if (this.#interrupted !== undefined && this.#host.session.openTurn === undefined) this.#finish(this.#interrupted, undefined)
+      return this
+    }
     try {
-      this.#host.send(this.#message)
+      this.#host.send(this.#message, this.#key)
     } catch (error) {
       this.#fail(error)
     }
@@ -138,6 +156,15 @@ export class TurnRun {
       }
       return
     }
+    if (this.#interrupted !== undefined) {
+      // The work a crash interrupted goes on in the turn that continues it: that turn's end is the result.
+      const continues = event.type === 'turn/start' ? (event.data as unknown as CoreEventData['turn/start']).continues : undefined
+      if (continues === claim.turn) {
+        this.#claim = { turn: (event.data as unknown as CoreEventData['turn/start']).turn, turnStart: event.seq }
+        this.#interrupted = undefined
+      }
+      return
+    }
     if (this.#onPart !== undefined && event.type !== 'turn/end') {
       const part = streamPartOf(event)
       if (part !== undefined && part.turn === claim.turn) this.#onPart(part as TurnStreamPart)
@@ -149,8 +176,16 @@ export class TurnRun {
       this.#fail(new HarnessError(`turn ${claim.turn} has no turn/start at seq ${claim.turnStart}`, 'INVALID_STATE'))
       return
     }
+    if (result.reason.kind === 'interrupted') {
+      this.#interrupted = result
+      return
+    }
+    this.#finish(result, event.seq)
+  }
+
+  #finish(result: TurnResult, endSeq: number | undefined): void {
     this.#settle()
-    this.#onPart?.({ type: 'turn-end', seq: event.seq, turn: claim.turn, reason: result.reason, result })
+    if (endSeq !== undefined) this.#onPart?.({ type: 'turn-end', seq: endSeq, turn: result.turn, reason: result.reason, result })
     this.#resolve(result)
   }
 

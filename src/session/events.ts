@@ -88,6 +88,8 @@ export interface CoreEventData {
     readonly outcome?: 'canceled'
     /** Set by crash repair: the seq of the splice whose claimed input never reached its `user/message`. */
     readonly restores?: number
+    /** The submission key the input was sent with (`followup(input, { key })`): a second send with it is ignored. */
+    readonly key?: string
   }
   'session/end-seed': Record<string, never>
 }

@@ -364,3 +364,58 @@ describe('DURABLE-QUARANTINE: poison work stops after K interruptions in a row',
     }
   })
 })
+
+describe('DURABLE-KEYS: submission keys make a retried send idempotent', () => {
+  it('followup/steer with a key already in the log is ignored (false, agent/inbox/duplicate); run with it resolves with the original turn, across a resume', async () => {
+    const store = new MemoryStore()
+    const runs: Run[] = []
+    const harness = createHarness({ store, adapters: [model('k')], tools: tools(runs), onListenerError: () => {} })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', sessionId: 'keyed' })
+    const duplicates: string[] = []
+    harness.hooks.on('agent/inbox/duplicate', ({ key }) => duplicates.push(key))
+    const first = await agent.run('book the room', { key: 'req-1' })
+    expect(first.reason.kind).toBe('completed')
+    expect(agent.followup('book the room', { key: 'req-1' })).toBe(false)
+    expect(agent.steer('book the room', { key: 'req-1' })).toBe(false)
+    const again = await agent.run('book the room', { key: 'req-1' })
+    expect(again.turn).toBe(first.turn)
+    expect(again.events).toEqual(first.events)
+    expect(duplicates).toEqual(['req-1', 'req-1'])
+    expect(agent.session.events.filter((e) => e.type === 'turn/start')).toHaveLength(1)
+    expect(() => agent.followup('x', { key: '' })).toThrow(/submission key/)
+    await harness.close()
+    // The key is in the log: a resumed agent (another process) still knows it.
+    const later = createHarness({ store: await storeWith(agent.session.events, agent.session.header), adapters: [model('k2')], tools: tools([]), onListenerError: () => {} })
+    const resumed = await later.resumeAgent('keyed', { provider: 'scripted', model: 'm1' })
+    expect(resumed.followup('book the room', { key: 'req-1' })).toBe(false)
+    const retried = await resumed.run('book the room', { key: 'req-1' })
+    expect(retried.turn).toBe(first.turn)
+    expect(resumed.followup('book another', { key: 'req-2' })).toBe(true)
+    await resumed.whenIdle()
+    expect(resumed.session.events.filter((e) => e.type === 'turn/start')).toHaveLength(2)
+    await later.close()
+  })
+
+  it('a run retried with its key after a crash that interrupted its turn resolves with the continuation', async () => {
+    const store = new MemoryStore()
+    const harness = createHarness({ store, adapters: [model('c')], tools: tools([]), onListenerError: () => {} })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', sessionId: 'crashed-keyed' })
+    await agent.run('one', { key: 'k-one' })
+    const events = agent.session.events
+    await harness.close()
+    // Cut inside the turn, after its first tool/call: the crash.
+    const cut = events.findIndex((e) => e.type === 'tool/call') + 1
+    const later = createHarness({ store: await storeWith(events.slice(0, cut), agent.session.header), adapters: [model('r')], tools: tools([]), onListenerError: () => {} })
+    const resumed = await later.resumeAgent('crashed-keyed', { provider: 'scripted', model: 'm1' })
+    const result = await resumed.run('one', { key: 'k-one' })
+    expect(result.turn).toBe(2)
+    expect(result.reason.kind).toBe('completed')
+    await later.close()
+  })
+})
+
+async function storeWith(events: readonly SessionEvent[], header: Parameters<SessionStore['create']>[0]): Promise<MemoryStore> {
+  const store = new MemoryStore()
+  await (await store.create(header, events.map((e) => ({ ...e })) as SessionEvent[])).close()
+  return store
+}
