@@ -7,6 +7,24 @@ import { buildTimeline } from '../views/timeline.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
+import {
+  acceptedSchema,
+  answeredSchema,
+  answers,
+  approvalsSchema,
+  compactionSchema,
+  createdSchema,
+  eventPageSchema,
+  READ_ERRORS,
+  requestSchema,
+  SESSION_READ_ERRORS,
+  SESSION_WRITE_ERRORS,
+  sessionPageSchema,
+  sessionSchema,
+  streamSchema,
+  timelineSchema,
+  verifySchema,
+} from './api-schemas.js'
 import { refuseBody } from './request-validation.js'
 import type { SessionDirectory } from './session-directory.js'
 import type { ApprovalVerdict, SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
@@ -33,7 +51,6 @@ const textBody = {
   additionalProperties: false,
   properties: { text: { type: 'string', minLength: 1, maxLength: 1_000_000 } },
 } as const
-const accepted = { 202: { description: 'queued', type: 'object', properties: { accepted: { type: 'boolean' } } } } as const
 
 /** Registers every `/api/` route (the route table of docs/serve.md, "The API"). */
 export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -55,6 +72,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
             offset: { type: 'integer', minimum: 0, default: 0 },
           },
         },
+        response: answers({ 200: sessionPageSchema }, READ_ERRORS),
       },
     },
     async (request) => {
@@ -80,7 +98,8 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
             system: { type: 'string', maxLength: 200_000 },
           },
         },
-        response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+        // No session yet, so no 404; a body on a busy store can still be too large or not JSON.
+        response: answers({ 201: createdSchema }, SESSION_WRITE_ERRORS.filter((s) => s !== 404 && s !== 409)),
       },
     },
     async (request, reply) => {
@@ -89,7 +108,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id', { schema: { summary: 'A session: header, status, summary and model', tags: ['sessions'], params: idParams } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/api/sessions/:id', { schema: { summary: 'A session: header, status, summary and model', tags: ['sessions'], params: idParams, response: answers({ 200: sessionSchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { id } = request.params
     const { header, events } = await feed.read(id)
     await input.refresh?.([id])
@@ -119,6 +138,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
           additionalProperties: false,
           properties: { after: { type: 'integer', minimum: -1, default: -1 }, limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 } },
         },
+        response: answers({ 200: eventPageSchema }, SESSION_READ_ERRORS),
       },
     },
     async (request) => {
@@ -138,6 +158,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags: ['events'],
         params: idParams,
         querystring: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: -1 } } },
+        response: answers({ 200: streamSchema }, SESSION_READ_ERRORS),
       },
     },
     async (request, reply) => {
@@ -149,7 +170,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   for (const kind of ['followup', 'steer', 'inject'] as const) {
     app.post<{ Params: { id: string }; Body: { text: string } }>(
       `/api/sessions/:id/${kind}`,
-      { schema: { summary: `Queue input (${kind})`, tags: ['input'], params: idParams, body: textBody, response: accepted } },
+      { schema: { summary: `Queue input (${kind})`, tags: ['input'], params: idParams, body: textBody, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) } },
       async (request, reply) => {
         await input[kind](request.params.id, request.body.text)
         return reply.code(202).send({ accepted: true })
@@ -160,7 +181,15 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Params: { id: string } }>(
     '/api/sessions/:id/compact',
     // No body: an unknown field must not pass for an option (`{"keep":…}` once ran a compaction it did not shape).
-    { schema: { summary: 'Compact the older history of an idle session now (logged like an automatic compaction); takes no body', tags: ['input'], params: idParams }, preValidation: refuseBody },
+    {
+      schema: {
+        summary: 'Compact the older history of an idle session now (logged like an automatic compaction); takes no body',
+        tags: ['input'],
+        params: idParams,
+        response: answers({ 200: compactionSchema }, [...SESSION_WRITE_ERRORS, 501]),
+      },
+      preValidation: refuseBody,
+    },
     async (request, reply) => {
       if (input.compact === undefined) {
         return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, and compacting by hand needs the running agent' } })
@@ -169,12 +198,12 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn; takes no body', tags: ['input'], params: idParams, response: accepted }, preValidation: refuseBody }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn; takes no body', tags: ['input'], params: idParams, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) }, preValidation: refuseBody }, async (request, reply) => {
     await input.cancel(request.params.id)
     return reply.code(202).send({ accepted: true })
   })
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id/approvals', { schema: { summary: 'Tool calls waiting for a decision', tags: ['input'], params: idParams } }, async (request) => ({
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/approvals', { schema: { summary: 'Tool calls waiting for a decision', tags: ['input'], params: idParams, response: answers({ 200: approvalsSchema }, SESSION_READ_ERRORS) } }, async (request) => ({
     approvals: await input.approvals(request.params.id),
   }))
 
@@ -186,6 +215,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags: ['input'],
         params: { type: 'object', required: ['id', 'callId'], properties: { ...idParams.properties, callId: { type: 'string', minLength: 1, maxLength: 200 } } },
         body: { type: 'object', required: ['decision'], additionalProperties: false, properties: { decision: { type: 'string', enum: ['allow', 'deny', 'always'] } } },
+        response: answers({ 200: answeredSchema }, SESSION_WRITE_ERRORS),
       },
     },
     async (request, reply) => {
@@ -202,6 +232,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         summary: 'The n-th model request (1-based) rebuilt from the log, with its diff from request n-1',
         tags: ['views'],
         params: { type: 'object', required: ['id', 'n'], properties: { ...idParams.properties, n: { type: 'integer', minimum: 1 } } },
+        response: answers({ 200: requestSchema }, SESSION_READ_ERRORS),
       },
     },
     async (request, reply) => {
@@ -213,12 +244,12 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id/timeline', { schema: { summary: 'The session as waterfall rows (turns, steps, requests, tool calls)', tags: ['views'], params: idParams } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/timeline', { schema: { summary: 'The session as waterfall rows (turns, steps, requests, tool calls)', tags: ['views'], params: idParams, response: answers({ 200: timelineSchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { header, events } = await feed.read(request.params.id)
     return buildTimeline(header, events)
   })
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams, response: answers({ 200: verifySchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { id } = request.params
     const busy = (): boolean => input.status(id) === 'running' || input.status(id) === 'awaiting-approval'
     // A session running right now legitimately ends inside a turn. A port that learns statuses from elsewhere
@@ -239,7 +270,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags: ['sessions'],
         params: idParams,
         body: { type: 'object', additionalProperties: false, properties: { at: { type: 'integer', minimum: 0 } } },
-        response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+        response: answers({ 201: createdSchema }, SESSION_WRITE_ERRORS),
       },
     },
     async (request, reply) => {
