@@ -98,7 +98,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
             system: { type: 'string', maxLength: 200_000 },
           },
         },
-        // No session yet, so no 404; a body on a busy store can still be too large or not JSON.
+        // It creates the session, so no 404 and no 409; the body can still break its schema, be too large or not JSON.
         response: answers({ 201: createdSchema }, SESSION_WRITE_ERRORS.filter((s) => s !== 404 && s !== 409)),
       },
     },
