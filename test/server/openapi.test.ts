@@ -98,7 +98,8 @@ async function settled(id: string, turns: number): Promise<void> {
 
 describe('OPENAPI: the document', () => {
   it('is valid OpenAPI 3.1 by a third-party validator', async () => {
-    const result = await new Validator().validate(structuredClone(doc) as never)
+    // A copy, so the validator cannot change the document the other tests read.
+    const result = await new Validator().validate(structuredClone(doc) as unknown as Record<string, unknown>)
     expect(result.errors ?? []).toEqual([])
     expect(result.valid).toBe(true)
     expect(doc.openapi).toMatch(/^3\.1\./)
@@ -113,7 +114,7 @@ describe('OPENAPI: the document', () => {
         const successes = responses.filter(([status]) => status.startsWith('2'))
         expect(successes.length, `${method} ${path}`).toBeGreaterThan(0)
         for (const [status, answer] of successes) {
-          const schemas = Object.values(answer.content ?? {}).map((c) => c.schema)
+          const schemas = Object.values(answer.content ?? {}).flatMap((c) => (c.schema !== undefined ? [c.schema] : []))
           expect(schemas.length, `${method} ${path} ${status} has no schema`).toBeGreaterThan(0) // on main 10 of 16 had none
         }
         const errors = responses.filter(([status]) => Number(status) >= 400)
