@@ -98,8 +98,8 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
             system: { type: 'string', maxLength: 200_000 },
           },
         },
-        // It creates the session, so no 404 and no 409; the body can still break its schema, be too large or not JSON.
-        response: answers({ 201: createdSchema }, SESSION_WRITE_ERRORS.filter((s) => s !== 404 && s !== 409)),
+        // It creates the session and has no path parameter: no 404, 409 or 414.
+        response: answers({ 201: createdSchema }, SESSION_WRITE_ERRORS.filter((s) => s !== 404 && s !== 409 && s !== 414)),
       },
     },
     async (request, reply) => {

@@ -3,7 +3,7 @@
 // real answers against them, and a field added to an answer must be added here too.
 
 /** Statuses an `/api/` answer may carry besides its success, each with the `{error: {code, message}}` body. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 501 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 414 | 415 | 500 | 501 | 503
 
 const ERROR_MEANING: Readonly<Record<ErrorStatus, string>> = {
   400: 'the request is malformed: a parameter, query or body breaks its schema (INVALID_REQUEST), bad JSON (INVALID_JSON), a URL that cannot be decoded (INVALID_URL), or a value the harness refuses (NO_ADAPTER, INVALID_CONFIG, …)',
@@ -12,6 +12,7 @@ const ERROR_MEANING: Readonly<Record<ErrorStatus, string>> = {
   404: 'no such session (SESSION_NOT_FOUND), or nothing by that name in it (NOT_FOUND)',
   409: 'the session is busy or held elsewhere (AGENT_BUSY, SESSION_LOCKED, LEASE_LOST, OPEN_TURN)',
   413: 'the body is larger than the server accepts (BODY_TOO_LARGE)',
+  414: 'a path parameter is longer than the router takes (URI_TOO_LONG)',
   415: 'the body is not JSON (UNSUPPORTED_MEDIA_TYPE)',
   500: 'the server failed (INTERNAL); its log has the details',
   501: 'this server cannot do that (NOT_IMPLEMENTED)',
@@ -42,8 +43,11 @@ const ALWAYS: readonly ErrorStatus[] = [401, 403, 500, 503]
 export const READ_ERRORS: readonly ErrorStatus[] = [400, ...ALWAYS]
 /** Routes on one session (an id in the path). */
 export const SESSION_READ_ERRORS: readonly ErrorStatus[] = [400, 404, ...ALWAYS]
-/** Routes that change a session (they take a JSON body, or none). */
-export const SESSION_WRITE_ERRORS: readonly ErrorStatus[] = [400, 404, 409, 413, 415, ...ALWAYS]
+/**
+ * Routes that change a session (they take a JSON body, or none). An id past the router's parameter limit is a 414
+ * here; on the GET routes such a path falls through to the page's catch-all and is a 404.
+ */
+export const SESSION_WRITE_ERRORS: readonly ErrorStatus[] = [400, 404, 409, 413, 414, 415, ...ALWAYS]
 
 /**
  * A route's `response` table: its success schemas (each with a `description`) and the error body under each of

@@ -192,6 +192,7 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     await post(`/api/sessions/${id}/steer`, {}, 400)
     await post('/api/sessions/no-such-session/inject', { text: 'x' }, 404)
     await post(`/api/sessions/${id}/cancel`, { now: true }, 400)
+    await post(`/api/sessions/${'x'.repeat(600)}/cancel`, undefined, 414) // past the router's parameter limit
     const notJson = await f.api(`/api/sessions/${id}/followup`, { method: 'POST', body: '<text>hi</text>', headers: { 'content-type': 'application/xml' } })
     expect(notJson.status).toBe(415)
     await conforms('POST', `/api/sessions/${id}/followup`, notJson)
@@ -229,7 +230,7 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     await get('/api/sessions/no-such-session/timeline', 404)
     expect(await get(`/api/sessions/${id}/verify`, 200)).toMatchObject({ ok: true })
     await get('/api/sessions/no-such-session/verify', 404)
-    await get(`/api/sessions/${'x'.repeat(600)}/verify`, 404) // past the router's parameter limit: no such route
+    await get(`/api/sessions/${'x'.repeat(600)}/verify`, 404) // past the router's parameter limit: the page's catch-all
     await post(`/api/sessions/${id}/fork`, {}, 201)
     await post(`/api/sessions/${id}/fork`, { at: 3 }, 409) // inside a turn
     await post(`/api/sessions/${id}/fork`, { at: -1 }, 400)
