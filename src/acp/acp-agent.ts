@@ -3,6 +3,7 @@
 // prompt is a followup turn, `session/load` is `resumeAgent` plus a replay of the stored conversation, and a
 // cancel is `agent.cancel`. Requests are parsed by the SDK against the protocol's schemas, so bad params get
 // -32602, an unknown method -32601 and a line that is not JSON -32700, and the process goes on.
+import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { agent as agentApp, PROTOCOL_VERSION, RequestError, type AgentApp, type AgentContext, type InitializeResponse, type ListSessionsResponse, type McpServer, type SessionUpdate, type Stream } from '@agentclientprotocol/sdk'
@@ -61,6 +62,7 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
   const open = async (opening: SessionOpening, cwd: string, mcpServers: readonly McpServer[], client: AgentContext): Promise<AcpSession> => {
     const root = cwd === '' ? options.defaultRoot : cwd
     if (!isAbsolute(root)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`)
+    if (statSync(root, { throwIfNoEntry: false })?.isDirectory() !== true) throw RequestError.invalidParams({ cwd }, `cwd ${JSON.stringify(root)} is not a directory`)
     await pending.get(opening.id)
     const current = sessions.get(opening.id)
     if (current !== undefined) {
