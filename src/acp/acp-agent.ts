@@ -50,6 +50,8 @@ function initializeResponse(version: string): InitializeResponse {
  */
 export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgent {
   const sessions = new Map<string, AcpSession>()
+  // What the client said it can do (initialize): sessions opened later use its file reads when offered.
+  let readsFiles = false
   // A session being opened or closed: a second request for the same id waits for that first.
   const pending = new Map<string, Promise<unknown>>()
 
@@ -74,7 +76,7 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
     const notify = (update: SessionUpdate): void => {
       void client.notify('session/update', { sessionId: opening.id, update }).catch(() => undefined)
     }
-    const opened = AcpSession.open(options, opening, root, mcpServers, client, notify).catch((error: unknown) => {
+    const opened = AcpSession.open(options, opening, root, mcpServers, { context: client, notify, readsFiles }).catch((error: unknown) => {
       throw asRequestError(error, opening.id)
     })
     pending.set(opening.id, opened.catch(() => undefined))
@@ -88,7 +90,10 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
   }
 
   const app: AgentApp = agentApp({ name: 'ledgerloop' })
-    .onRequest('initialize', () => initializeResponse(options.version))
+    .onRequest('initialize', ({ params }) => {
+      readsFiles = params.clientCapabilities?.fs?.readTextFile === true
+      return initializeResponse(options.version)
+    })
     .onRequest('session/new', async ({ params, client }) => {
       const session = await open({ kind: 'new', id: randomUUID() }, params.cwd, params.mcpServers, client)
       return { sessionId: session.id }

@@ -22,6 +22,7 @@ import type { NetworkPolicy } from '../tools/builtin/bash.js'
 import { Workspace } from '../tools/builtin/workspace-path.js'
 import type { SandboxMode } from '../tools/builtin/sandbox.js'
 import { clientPermissionAsk } from './client-permission.js'
+import { readThroughClient } from './client-reads.js'
 import { startSessionMcpServers } from './session-mcp.js'
 import { replayUpdates, streamUpdates } from './session-updates.js'
 import { promptOutcome } from './stop-reason.js'
@@ -46,32 +47,42 @@ export interface AcpSessionSetup {
 /** How a session is opened: a new one, or a stored one taken up again (by `session/load` or `session/resume`). */
 export type SessionOpening = { readonly kind: 'new'; readonly id: string } | { readonly kind: 'resume'; readonly id: string }
 
+/** The client a session is opened for. */
+export interface SessionClient {
+  /** Where permission questions and file reads go. */
+  readonly context: AgentContext
+  /** Sends one `session/update`. */
+  readonly notify: (update: SessionUpdate) => void
+  /** The client offered `fs/read_text_file`: `read_file` reads its buffers (see client-reads.ts). */
+  readonly readsFiles: boolean
+}
+
 /** A live ACP session. */
 export class AcpSession {
   readonly id: string
   readonly cwd: string
   readonly agent: Agent
   readonly #harness: Harness
-  readonly #stopUpdates: () => void
+  readonly #stopListening: () => void
   #prompting = false
   #cancelled = false
 
-  private constructor(id: string, cwd: string, harness: Harness, agent: Agent, stopUpdates: () => void) {
+  private constructor(id: string, cwd: string, harness: Harness, agent: Agent, stopListening: () => void) {
     this.id = id
     this.cwd = cwd
     this.#harness = harness
     this.agent = agent
-    this.#stopUpdates = stopUpdates
+    this.#stopListening = stopListening
   }
 
   /**
-   * Composes the session's harness on `cwd` and creates or resumes its agent; updates go to `notify` from then
-   * on. A failure closes what was started (MCP servers included) and rethrows.
+   * Composes the session's harness on `cwd` and creates or resumes its agent; updates go to the client from
+   * then on. A failure closes what was started (MCP servers included) and rethrows.
    * @throws UsageError for a cwd the tools cannot work in; HarnessError `SESSION_NOT_FOUND`, `SESSION_LOCKED`, …
    */
-  static async open(setup: AcpSessionSetup, opening: SessionOpening, cwd: string, mcpServers: readonly McpServer[], client: AgentContext, notify: (update: SessionUpdate) => void): Promise<AcpSession> {
+  static async open(setup: AcpSessionSetup, opening: SessionOpening, cwd: string, mcpServers: readonly McpServer[], client: SessionClient): Promise<AcpSession> {
     const extensions = await sessionExtensions(setup, cwd, mcpServers)
-    const approvals: Approvals = setup.yes ? { kind: 'yes' } : { kind: 'ask', ask: clientPermissionAsk(client, opening.id) }
+    const approvals: Approvals = setup.yes ? { kind: 'yes' } : { kind: 'ask', ask: clientPermissionAsk(client.context, opening.id) }
     let harness: Harness
     try {
       harness = composeHarness({
@@ -93,8 +104,12 @@ export class AcpSession {
       const options = { provider: setup.route.provider, model: setup.route.model, cwd }
       const agent = opening.kind === 'new' ? await harness.createAgent({ ...options, sessionId: opening.id }) : await harness.resumeAgent(opening.id, options)
       rememberEndpoint(agent, setup.route)
-      const stop = streamUpdates({ harness, sessionId: agent.id, root: cwd, workspace: new Workspace(cwd) }, notify)
-      return new AcpSession(agent.id, cwd, harness, agent, stop)
+      const stopUpdates = streamUpdates({ harness, sessionId: agent.id, root: cwd, workspace: new Workspace(cwd) }, client.notify)
+      const stopReads = client.readsFiles ? readThroughClient(harness, agent.id, cwd, client.context, setup.warn) : () => undefined
+      return new AcpSession(agent.id, cwd, harness, agent, () => {
+        stopUpdates()
+        stopReads()
+      })
     } catch (error) {
       await harness.close().catch(() => undefined)
       throw error
@@ -146,7 +161,7 @@ export class AcpSession {
   /** Cancels what runs, releases the session (its log flushed, its lock freed) and stops its MCP servers. */
   async close(): Promise<void> {
     this.cancel()
-    this.#stopUpdates()
+    this.#stopListening()
     await this.#harness.close()
   }
 }

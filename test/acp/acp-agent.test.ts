@@ -86,6 +86,7 @@ describe('ledgerloop acp', () => {
       const { sessionId: a } = await agent.request('session/new', { cwd: rootA, mcpServers: [] })
       acp.answer = choose('allow_once')
       const first = await agent.request('session/prompt', { sessionId: a, prompt: [{ type: 'text', text: 'write a.txt' }] })
+      await acp.settle()
       expect(first.stopReason).toBe('end_turn')
       expect(chunkText(acp.updates, a, 'agent_thought_chunk')).toBe('Thinking it over.')
       expect(chunkText(acp.updates, a, 'agent_message_chunk')).toBe("I'll write a.txt.Written.")
@@ -100,6 +101,7 @@ describe('ledgerloop acp', () => {
 
       acp.answer = choose('reject_once')
       const second = await agent.request('session/prompt', { sessionId: a, prompt: [{ type: 'text', text: 'edit notes.txt' }] })
+      await acp.settle()
       expect(second.stopReason).toBe('end_turn')
       expect(readFileSync(join(rootA, 'notes.txt'), 'utf8')).toBe('hello world\n')
       const e1 = toolUpdates(acp, a, 'e1')
@@ -115,8 +117,10 @@ describe('ledgerloop acp', () => {
       await agent.notify('session/cancel', { sessionId: a })
       expect((await third).stopReason).toBe('cancelled')
       expect(Date.now() - cancelledAt).toBeLessThan(3000)
+      await acp.settle()
       expect(chunkText(acp.updates, a, 'agent_message_chunk', before)).not.toContain('part39')
       const fourth = await agent.request('session/prompt', { sessionId: a, prompt: [{ type: 'text', text: 'are you there?' }] })
+      await acp.settle()
       expect(fourth.stopReason).toBe('end_turn')
       expect(chunkText(acp.updates, a, 'agent_message_chunk')).toContain('Back again.')
 
@@ -145,6 +149,7 @@ describe('ledgerloop acp', () => {
       })
       acp.answer = choose('allow_always')
       const sum = await agent.request('session/prompt', { sessionId: b, prompt: [{ type: 'text', text: 'add 40 and 2' }] })
+      await acp.settle()
       expect(sum.stopReason).toBe('end_turn')
       expect(readFileSync(mcpLog, 'utf8')).toMatch(/^add \d+$/m)
       expect(toolUpdates(acp, b, 'm1').at(-1)).toMatchObject({ status: 'completed', rawOutput: '42' })
@@ -160,6 +165,7 @@ describe('ledgerloop acp', () => {
       expect((await rpcError(agent.request('session/prompt', { sessionId: a, prompt: [{ type: 'text', text: 'hi' }] }))).code).toBe(-32002)
       const loadFrom = acp.updates.length
       await agent.request('session/load', { sessionId: a, cwd: rootA, mcpServers: [] })
+      await acp.settle()
       const replay = updatesOf(acp, a, loadFrom)
       expect(chunkText(acp.updates, a, 'user_message_chunk', loadFrom)).toBe('write a.txtedit notes.txttalk slowlyare you there?write b.txt')
       expect(chunkText(acp.updates, a, 'agent_thought_chunk', loadFrom)).toBe('Thinking it over.')
@@ -171,6 +177,7 @@ describe('ledgerloop acp', () => {
       await agent.request('session/resume', { sessionId: b, cwd: rootB })
       const resumedFrom = acp.updates.length
       const again = await agent.request('session/prompt', { sessionId: b, prompt: [{ type: 'text', text: 'still there?' }] })
+      await acp.settle()
       expect(again.stopReason).toBe('end_turn')
       expect(chunkText(acp.updates, b, 'agent_message_chunk', resumedFrom)).toBe('Still here.')
       await agent.request('session/close', { sessionId: b })
@@ -212,4 +219,60 @@ describe('ledgerloop acp', () => {
     }
     await store.close()
   }, 120_000)
+})
+
+describe('ledgerloop acp with a client that offers file reads', () => {
+  it('ACP-FS: read_file answers from the editor buffer (unsaved text), through the tool\'s own confinement checks; a failed client read falls back to the disk', async () => {
+    const home = tempHome()
+    const root = join(home, 'project')
+    mkdirSync(root)
+    writeFileSync(join(root, 'open.txt'), 'saved line\n')
+    writeFileSync(join(root, 'closed.txt'), 'only on disk\n')
+    writeFileSync(join(home, 'secret.txt'), 'outside the root\n')
+    const script = join(home, 'script.json')
+    writeFileSync(
+      script,
+      JSON.stringify([
+        {
+          toolCalls: [
+            { id: 'r1', name: 'read_file', arguments: { path: 'open.txt' } },
+            { id: 'r2', name: 'read_file', arguments: { path: 'closed.txt' } },
+            { id: 'r3', name: 'read_file', arguments: { path: '../secret.txt' } },
+          ],
+        },
+        { text: 'Read them.' },
+      ]),
+    )
+    const acp = startAcp(['--script', script], cliEnv(home))
+    const agent = acp.connection.agent
+    try {
+      await agent.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: false } } })
+      acp.buffers.set(join(root, 'open.txt'), 'unsaved line one\nunsaved line two\n')
+      const { sessionId } = await agent.request('session/new', { cwd: root, mcpServers: [] })
+      expect((await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'read the files' }] })).stopReason).toBe('end_turn')
+      // Only the files the tool itself could open were asked of the client; the one outside the root never was.
+      expect(acp.reads.map((r) => r.path).sort()).toEqual([join(root, 'closed.txt'), join(root, 'open.txt')])
+      expect(acp.reads.every((r) => r.sessionId === sessionId)).toBe(true)
+    } finally {
+      expect(await acp.end()).toBe(0)
+    }
+    expect(acp.child.out.stderr).toContain(`reading ${join(root, 'closed.txt')} through the client failed`)
+    const store = new JsonlStore({ dir: join(home, 'sessions') })
+    const [summary] = await store.list()
+    const events = (await store.read(summary?.id as string)).events
+    const results = new Map(
+      events
+        .filter((e) => e.type === 'tool/result')
+        .map((e) => {
+          const data = e.data as { message: { source: { callId: string }; content: { content: { text: string }[] }[] }; error?: { code: string } }
+          return [data.message.source.callId, { text: data.message.content[0]?.content[0]?.text, code: data.error?.code }] as const
+        }),
+    )
+    expect(results.get('r1')).toEqual({ text: '    1\tunsaved line one\n    2\tunsaved line two', code: undefined })
+    expect(results.get('r2')).toEqual({ text: '    1\tonly on disk', code: undefined })
+    expect(results.get('r3')?.code).toBe('PATH_OUTSIDE_ROOT')
+    const verify = await runCli(['verify', summary?.id as string], { env: cliEnv(home) })
+    expect(verify.code).toBe(0)
+    await store.close()
+  }, 60_000)
 })

@@ -3,7 +3,7 @@
 // test can check that stdout carries JSON-RPC and nothing else, and see answers the SDK does not surface
 // (the `id: null` error for a garbage line).
 import { PassThrough, Readable, Writable } from 'node:stream'
-import { client, ndJsonStream, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from '@agentclientprotocol/sdk'
+import { client, ndJsonStream, RequestError, type ClientConnection, type ReadTextFileRequest, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from '@agentclientprotocol/sdk'
 import { startCli } from '../cli/cli-process.js'
 
 /** How the test answers one permission question (the signal aborts when the agent withdraws it). */
@@ -21,10 +21,21 @@ export interface AcpProcess {
   readonly lines: unknown[]
   /** Answers the next questions (replaced by the test as it goes). */
   answer: PermissionAnswerer
+  /** Every `fs/read_text_file` request received, in order. */
+  readonly reads: ReadTextFileRequest[]
+  /** The editor's buffers by absolute path, served to `fs/read_text_file` (a missing one is a -32002 error). */
+  readonly buffers: Map<string, string>
   /** Writes raw text to the agent's stdin (a garbage line). */
   writeRaw(text: string): void
   /** Resolves once the updates of `sessionId` since `from` satisfy `until`. */
   waitForUpdate(sessionId: string, until: (n: SessionNotification) => boolean, timeoutMs?: number): Promise<SessionNotification>
+  /**
+   * Resolves once the client has handled every `session/update` that reached stdout so far. The SDK's client
+   * may resolve a request before it has run the handlers of notifications that came before the response on the
+   * wire, so a test that just got a prompt's response settles first: then it sees every update the agent sent
+   * before answering (which is what ACP asks of the agent; the raw line order is what is checked).
+   */
+  settle(timeoutMs?: number): Promise<void>
   /** Ends stdin (the client goes away) and resolves with the exit code. */
   end(timeoutMs?: number): Promise<number | null>
 }
@@ -32,13 +43,18 @@ export interface AcpProcess {
 /** Starts `ledgerloop acp ARGS` with `env` and connects the SDK's client to it. */
 export function startAcp(args: readonly string[], env: NodeJS.ProcessEnv): AcpProcess {
   const child = startCli(['acp', ...args], { env })
-  child.stdout.removeAllListeners('data')
+  // Spawned with every stdio piped, so both are there.
+  const stdout = child.stdout as Readable
+  const stdin = child.stdin as Writable
+  stdout.removeAllListeners('data')
   const updates: SessionNotification[] = []
   const questions: RequestPermissionRequest[] = []
   const lines: unknown[] = []
+  const reads: ReadTextFileRequest[] = []
+  const buffers = new Map<string, string>()
   const tap = new PassThrough()
   let partial = ''
-  child.stdout.on('data', (data: Buffer | string) => {
+  stdout.on('data', (data: Buffer | string) => {
     const text = data.toString()
     child.out.stdout += text
     tap.write(text)
@@ -54,15 +70,17 @@ export function startAcp(args: readonly string[], env: NodeJS.ProcessEnv): AcpPr
       }
     }
   })
-  child.stdout.on('end', () => tap.end())
+  stdout.on('end', () => tap.end())
   const process: AcpProcess = {
     child,
     updates,
     questions,
     lines,
+    reads,
+    buffers,
     answer: async () => ({ outcome: { outcome: 'cancelled' } }),
     connection: undefined as unknown as ClientConnection,
-    writeRaw: (text) => void child.stdin.write(text),
+    writeRaw: (text) => void stdin.write(text),
     async waitForUpdate(sessionId, until, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs
       for (;;) {
@@ -70,6 +88,14 @@ export function startAcp(args: readonly string[], env: NodeJS.ProcessEnv): AcpPr
         if (found !== undefined) return found
         if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no such update for ${sessionId}\nstderr:\n${child.out.stderr}`)
         await new Promise((r) => setTimeout(r, 10))
+      }
+    },
+    async settle(timeoutMs = 5_000) {
+      const sent = lines.filter((l) => typeof l === 'object' && l !== null && (l as { method?: unknown }).method === 'session/update').length
+      const deadline = Date.now() + timeoutMs
+      while (updates.length < sent) {
+        if (Date.now() > deadline) throw new Error(`the client handled ${updates.length} of ${sent} updates`)
+        await new Promise((r) => setTimeout(r, 5))
       }
     },
     end(timeoutMs = 15_000) {
@@ -83,7 +109,7 @@ export function startAcp(args: readonly string[], env: NodeJS.ProcessEnv): AcpPr
           clearTimeout(timer)
           resolve(code)
         })
-        child.stdin.end()
+        stdin.end()
       })
     },
   }
@@ -92,10 +118,16 @@ export function startAcp(args: readonly string[], env: NodeJS.ProcessEnv): AcpPr
       questions.push(params)
       return process.answer(params, signal)
     })
+    .onRequest('fs/read_text_file', ({ params }) => {
+      reads.push(params)
+      const text = buffers.get(params.path)
+      if (text === undefined) throw RequestError.resourceNotFound(params.path)
+      return { content: text }
+    })
     .onNotification('session/update', ({ params }) => {
       updates.push(params)
     })
-  const stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(tap) as unknown as ReadableStream<Uint8Array>)
+  const stream = ndJsonStream(Writable.toWeb(stdin) as WritableStream<Uint8Array>, Readable.toWeb(tap) as unknown as ReadableStream<Uint8Array>)
   ;(process as { connection: ClientConnection }).connection = app.connect(stream)
   return process
 }
