@@ -276,3 +276,40 @@ describe('ledgerloop acp with a client that offers file reads', () => {
     await store.close()
   }, 60_000)
 })
+
+describe('ledgerloop acp under bad input and outside stops', () => {
+  it('ACP-ERRORS: a failed turn, a second prompt while one runs, an empty prompt, a bad cursor, an MCP server that cannot start, a JSON batch; then SIGTERM mid-prompt closes the turn and the log verifies', async () => {
+    const home = tempHome()
+    const root = join(home, 'project')
+    mkdirSync(root)
+    const script = join(home, 'script.json')
+    writeFileSync(script, JSON.stringify([{ error: { code: 'AUTH', message: 'bad key', status: 401 } }, { hang: true }, { hang: true }]))
+    const acp = startAcp(['--script', script, '--retries', '0'], cliEnv(home))
+    const agent = acp.connection.agent
+    await agent.request('initialize', { protocolVersion: 1 })
+    const { sessionId } = await agent.request('session/new', { cwd: root, mcpServers: [{ name: 'gone', command: join(home, 'no-such-server'), args: [], env: [] }] })
+    expect(acp.child.out.stderr).toContain("MCP server 'gone' is not available")
+
+    const failed = await rpcError(agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] }))
+    expect(failed).toMatchObject({ code: -32603, data: { code: 'AUTH', sessionId } })
+    expect((await rpcError(agent.request('session/prompt', { sessionId, prompt: [] }))).code).toBe(-32602)
+    expect((await rpcError(agent.request('session/list', { cursor: 'not-ours' }))).code).toBe(-32602)
+
+    const hanging = agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'wait' }] })
+    expect((await rpcError(agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'and this' }] }))).code).toBe(-32600)
+    acp.writeRaw('[{"jsonrpc":"2.0","id":99,"method":"session/list","params":{}}]\n')
+    await expect.poll(() => acp.lines.some((l) => (l as { id?: unknown; error?: { code?: number } }).id === null && (l as { error?: { code?: number } }).error?.code === -32600)).toBe(true)
+
+    // SIGTERM while the prompt hangs: the turn is closed (aborted), the log flushed, the process exits 143.
+    const exited = new Promise<number | null>((resolve) => acp.child.once('close', (code) => resolve(code)))
+    acp.child.kill('SIGTERM')
+    expect(await exited).toBe(143)
+    await hanging.catch(() => undefined)
+    const verify = await runCli(['verify', sessionId], { env: cliEnv(home) })
+    expect(verify.code).toBe(0)
+    const store = new JsonlStore({ dir: join(home, 'sessions') })
+    const reasons = (await store.read(sessionId)).events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: { kind: string } }).reason.kind)
+    expect(reasons).toEqual(['error', 'aborted'])
+    await store.close()
+  }, 60_000)
+})
