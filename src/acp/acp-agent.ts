@@ -8,6 +8,7 @@ import { isAbsolute } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { agent as agentApp, PROTOCOL_VERSION, RequestError, type AgentApp, type AgentContext, type InitializeResponse, type ListSessionsResponse, type McpServer, type SessionUpdate, type Stream } from '@agentclientprotocol/sdk'
 import { HarnessError } from '../errors/harness-error.js'
+import type { CancelCause } from '../session/events.js'
 import { UsageError } from '../app/usage-error.js'
 import { AcpSession, type AcpSessionSetup, type SessionOpening } from './acp-session.js'
 import { listAcpSessions } from './session-listing.js'
@@ -24,8 +25,11 @@ export interface AcpAgentOptions extends AcpSessionSetup {
 export interface AcpAgent {
   /** Resolves once the connection has closed (the client ended stdin) and every session is released. */
   readonly finished: Promise<void>
-  /** Closes every session (running turns are cancelled, logs flushed), then the connection. */
-  close(): Promise<void>
+  /**
+   * Closes every session (running turns are cancelled with `cause`, default `{kind:'disposed'}`; logs flushed),
+   * then the connection.
+   */
+  close(cause?: CancelCause): Promise<void>
 }
 
 /** What `initialize` answers: honest capabilities (what the handlers below implement, nothing more). */
@@ -113,7 +117,8 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
     .onRequest('session/close', async ({ params }) => {
       const session = live(params.sessionId)
       sessions.delete(session.id)
-      await session.close()
+      // The person closed it: a turn still running ends as their cancel would end it.
+      await session.close({ kind: 'user' })
       return {}
     })
     .onNotification('session/cancel', ({ params }) => {
@@ -121,17 +126,17 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
     })
 
   const connection = app.connect(stream)
-  const closeSessions = async (): Promise<void> => {
+  const closeSessions = async (cause?: CancelCause): Promise<void> => {
     const all = [...sessions.values()]
     sessions.clear()
-    const closed = await Promise.allSettled(all.map((s) => s.close()))
+    const closed = await Promise.allSettled(all.map((s) => s.close(cause)))
     for (const result of closed) if (result.status === 'rejected') options.warn(`ledgerloop acp: closing a session failed: ${describe(result.reason)}`)
   }
-  const finished = connection.closed.then(closeSessions)
+  const finished = connection.closed.then(() => closeSessions())
   return {
     finished,
-    async close() {
-      await closeSessions()
+    async close(cause) {
+      await closeSessions(cause)
       connection.close()
       await finished
     },

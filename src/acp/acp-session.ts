@@ -17,6 +17,7 @@ import { createUserMessage } from '../llm/messages.js'
 import type { ContentBlock } from '../llm/types.js'
 import type { Agent } from '../loop/agent.js'
 import type { LedgerHooks } from '../loop/hook-types.js'
+import type { CancelCause } from '../session/events.js'
 import type { SessionStore } from '../store/types.js'
 import type { NetworkPolicy } from '../tools/builtin/bash.js'
 import { Workspace } from '../tools/builtin/workspace-path.js'
@@ -151,16 +152,22 @@ export class AcpSession {
     }
   }
 
-  /** `session/cancel`: cancels the running turn (a pending permission question is no longer waited for). */
-  cancel(): void {
+  /**
+   * Cancels the running turn (a pending permission question is no longer waited for): by default as
+   * `session/cancel` does, `{kind:'user'}`.
+   */
+  cancel(cause: CancelCause = { kind: 'user' }): void {
     if (!this.#prompting) return
     this.#cancelled = true
-    this.agent.cancel({ kind: 'user' })
+    this.agent.cancel(cause)
   }
 
-  /** Cancels what runs, releases the session (its log flushed, its lock freed) and stops its MCP servers. */
-  async close(): Promise<void> {
-    this.cancel()
+  /**
+   * Cancels what runs with `cause` (default: the agent's disposal, `{kind:'disposed'}`), releases the session
+   * (its log flushed, its lock freed) and stops its MCP servers.
+   */
+  async close(cause?: CancelCause): Promise<void> {
+    if (cause !== undefined) this.cancel(cause)
     this.#stopListening()
     await this.#harness.close()
   }

@@ -278,13 +278,16 @@ describe('ledgerloop acp with a client that offers file reads', () => {
 })
 
 describe('ledgerloop acp under bad input and outside stops', () => {
-  it('ACP-ERRORS: a failed turn, a second prompt while one runs, an empty prompt, a bad cursor, an MCP server that cannot start, a JSON batch; then SIGTERM mid-prompt closes the turn and the log verifies', async () => {
+  it('ACP-ERRORS: a failed turn, a budget stop, a second prompt while one runs, an empty prompt, a bad cursor, an MCP server that cannot start, a JSON batch; then SIGTERM mid-prompt closes the turn and the log verifies', async () => {
     const home = tempHome()
     const root = join(home, 'project')
     mkdirSync(root)
     const script = join(home, 'script.json')
-    writeFileSync(script, JSON.stringify([{ error: { code: 'AUTH', message: 'bad key', status: 401 } }, { hang: true }, { hang: true }]))
-    const acp = startAcp(['--script', script, '--retries', '0'], cliEnv(home))
+    writeFileSync(
+      script,
+      JSON.stringify([{ error: { code: 'AUTH', message: 'bad key', status: 401 } }, { toolCalls: [{ id: 'l1', name: 'list', arguments: {} }] }, { hang: true }, { hang: true }]),
+    )
+    const acp = startAcp(['--script', script, '--retries', '0', '--max-steps', '1'], cliEnv(home))
     const agent = acp.connection.agent
     await agent.request('initialize', { protocolVersion: 1 })
     const { sessionId } = await agent.request('session/new', { cwd: root, mcpServers: [{ name: 'gone', command: join(home, 'no-such-server'), args: [], env: [] }] })
@@ -292,6 +295,8 @@ describe('ledgerloop acp under bad input and outside stops', () => {
 
     const failed = await rpcError(agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] }))
     expect(failed).toMatchObject({ code: -32603, data: { code: 'AUTH', sessionId } })
+    // The turn budget (--max-steps 1) stops a turn that wants a second step.
+    expect((await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'list' }] })).stopReason).toBe('max_turn_requests')
     expect((await rpcError(agent.request('session/prompt', { sessionId, prompt: [] }))).code).toBe(-32602)
     expect((await rpcError(agent.request('session/list', { cursor: 'not-ours' }))).code).toBe(-32602)
 
@@ -309,7 +314,7 @@ describe('ledgerloop acp under bad input and outside stops', () => {
     expect(verify.code).toBe(0)
     const store = new JsonlStore({ dir: join(home, 'sessions') })
     const reasons = (await store.read(sessionId)).events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: { kind: string } }).reason.kind)
-    expect(reasons).toEqual(['error', 'aborted'])
+    expect(reasons).toEqual(['error', 'aborted', 'aborted'])
     await store.close()
   }, 60_000)
 })

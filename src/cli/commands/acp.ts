@@ -53,7 +53,8 @@ export async function acpCommand(flags: AgentFlags): Promise<number> {
   let code: number = EXIT.ok
   const stop = (signal: NodeJS.Signals): void => {
     code = signal === 'SIGTERM' ? EXIT_TERMINATED : EXIT.interrupted
-    void agent.close()
+    // Logged as `run` logs them: a SIGTERM by its name, a Ctrl-C as the user's cancel.
+    void agent.close(signal === 'SIGTERM' ? { kind: 'hook', reason: 'SIGTERM' } : { kind: 'user' })
   }
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
