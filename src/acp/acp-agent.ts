@@ -56,8 +56,22 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
   const sessions = new Map<string, AcpSession>()
   // What the client said it can do (initialize): sessions opened later use its file reads when offered.
   let readsFiles = false
-  // A session being opened or closed: a second request for the same id waits for that first.
-  const pending = new Map<string, Promise<unknown>>()
+  // Opening and closing one session id happen one at a time (a load racing a close of the same session).
+  const queues = new Map<string, Promise<void>>()
+  const exclusive = async <T>(sessionId: string, work: () => Promise<T>): Promise<T> => {
+    const before = queues.get(sessionId) ?? Promise.resolve()
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const mine = before.then(() => released)
+    queues.set(sessionId, mine)
+    await before
+    try {
+      return await work()
+    } finally {
+      release()
+      if (queues.get(sessionId) === mine) queues.delete(sessionId)
+    }
+  }
 
   const live = (sessionId: string): AcpSession => {
     const session = sessions.get(sessionId)
@@ -65,32 +79,29 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
     return session
   }
 
-  const open = async (opening: SessionOpening, cwd: string, mcpServers: readonly McpServer[], client: AgentContext): Promise<AcpSession> => {
+  const open = (opening: SessionOpening, cwd: string, mcpServers: readonly McpServer[], client: AgentContext): Promise<AcpSession> => {
     const root = cwd === '' ? options.defaultRoot : cwd
     if (!isAbsolute(root)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`)
     if (statSync(root, { throwIfNoEntry: false })?.isDirectory() !== true) throw RequestError.invalidParams({ cwd }, `cwd ${JSON.stringify(root)} is not a directory`)
-    await pending.get(opening.id)
-    const current = sessions.get(opening.id)
-    if (current !== undefined) {
-      // Loaded or resumed again (perhaps with another cwd or other MCP servers): taken up afresh.
-      if (current.prompting) throw RequestError.invalidRequest({ sessionId: opening.id }, 'the session is running a prompt: cancel it first')
-      sessions.delete(opening.id)
-      await current.close()
-    }
-    const notify = (update: SessionUpdate): void => {
-      void client.notify('session/update', { sessionId: opening.id, update }).catch(() => undefined)
-    }
-    const opened = AcpSession.open(options, opening, root, mcpServers, { context: client, notify, readsFiles }).catch((error: unknown) => {
-      throw asRequestError(error, opening.id)
+    return exclusive(opening.id, async () => {
+      const current = sessions.get(opening.id)
+      if (current !== undefined) {
+        // Loaded or resumed again (perhaps with another cwd or other MCP servers): taken up afresh.
+        if (current.prompting) throw RequestError.invalidRequest({ sessionId: opening.id }, 'the session is running a prompt: cancel it first')
+        sessions.delete(opening.id)
+        await current.close()
+      }
+      const notify = (update: SessionUpdate): void => {
+        void client.notify('session/update', { sessionId: opening.id, update }).catch(() => undefined)
+      }
+      try {
+        const session = await AcpSession.open(options, opening, root, mcpServers, { context: client, notify, readsFiles })
+        sessions.set(session.id, session)
+        return session
+      } catch (error) {
+        throw asRequestError(error, opening.id)
+      }
     })
-    pending.set(opening.id, opened.catch(() => undefined))
-    try {
-      const session = await opened
-      sessions.set(session.id, session)
-      return session
-    } finally {
-      pending.delete(opening.id)
-    }
   }
 
   const app: AgentApp = agentApp({ name: 'ledgerloop' })
@@ -113,14 +124,22 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
       return {}
     })
     .onRequest('session/list', async ({ params }): Promise<ListSessionsResponse> => listAcpSessions(options.store, params))
-    .onRequest('session/prompt', async ({ params }) => live(params.sessionId).prompt(params.prompt))
-    .onRequest('session/close', async ({ params }) => {
-      const session = live(params.sessionId)
-      sessions.delete(session.id)
-      // The person closed it: a turn still running ends as their cancel would end it.
-      await session.close({ kind: 'user' })
-      return {}
+    .onRequest('session/prompt', async ({ params }) => {
+      try {
+        return await live(params.sessionId).prompt(params.prompt)
+      } catch (error) {
+        throw asRequestError(error, params.sessionId)
+      }
     })
+    .onRequest('session/close', ({ params }) =>
+      exclusive(params.sessionId, async () => {
+        const session = live(params.sessionId)
+        sessions.delete(session.id)
+        // The person closed it: a turn still running ends as their cancel would end it.
+        await session.close({ kind: 'user' })
+        return {}
+      }),
+    )
     .onNotification('session/cancel', ({ params }) => {
       sessions.get(params.sessionId)?.cancel()
     })
@@ -143,7 +162,7 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
   }
 }
 
-/** A failure to open a session as the JSON-RPC error a client can act on; a protocol error passes through. */
+/** A failure as the JSON-RPC error a client can act on (the code in `data`); a protocol error passes through. */
 function asRequestError(error: unknown, sessionId: string): RequestError {
   if (error instanceof RequestError) return error
   if (error instanceof HarnessError && error.code === 'SESSION_NOT_FOUND') return RequestError.sessionNotFound(sessionId)
