@@ -4,6 +4,7 @@ import { requestWithDiff } from '../views/request-view.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { costFigure, type PricingCatalogue } from '../views/cost.js'
 import { buildTimeline } from '../views/timeline.js'
+import { buildConversation } from '../views/conversation.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
@@ -217,6 +218,15 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const { header, events } = await feed.read(request.params.id)
     return buildTimeline(header, events)
   })
+
+  app.get<{ Params: { id: string } }>(
+    '/api/sessions/:id/conversation',
+    { schema: { summary: 'The session as a conversation: per turn its prompts, answers, tool calls with decisions and results, retries and end', tags: ['views'], params: idParams } },
+    async (request) => {
+      const { events } = await feed.read(request.params.id)
+      return buildConversation(events)
+    },
+  )
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams } }, async (request) => {
     const { id } = request.params

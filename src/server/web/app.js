@@ -7,8 +7,8 @@ import { SessionList } from './session-list.js'
 import { SessionView } from './session-view.js'
 
 function route() {
-  const match = /^#\/s\/([A-Za-z0-9._-]+)/.exec(location.hash)
-  return match !== null ? { page: 'session', id: match[1] } : { page: 'list' }
+  const match = /^#\/s\/([A-Za-z0-9._-]+)(\/conversation)?/.exec(location.hash)
+  return match !== null ? { page: 'session', id: match[1], view: match[2] !== undefined ? 'conversation' : 'timeline' } : { page: 'list' }
 }
 
 function TokenForm({ onDone }) {
@@ -58,7 +58,7 @@ function App() {
           }} />`
         : html`
             ${error !== undefined ? html`<div class="error-banner" role="alert">${error.message}<button onClick=${() => setError(undefined)}>dismiss</button></div>` : ''}
-            ${where.page === 'session' ? html`<${SessionView} id=${where.id} onError=${onError} />` : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
+            ${where.page === 'session' ? html`<${SessionView} id=${where.id} view=${where.view} onError=${onError} />` : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
           `}
     </main>
   `

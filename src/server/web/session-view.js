@@ -6,6 +6,8 @@ import { follow, get, post } from './api.js'
 import { count, duration, money, tokens, tone } from './figures.js'
 import { MessageView, RequestPanel } from './request-panel.js'
 import { Waterfall } from './waterfall.js'
+import { ConversationView } from './conversation.js'
+import { prettyJson } from './json-text.js'
 
 const REFRESH_MS = 300
 
@@ -62,14 +64,6 @@ function ToolPanel({ sessionId, row, version }) {
   `
 }
 
-function prettyJson(text) {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2)
-  } catch {
-    return text
-  }
-}
-
 function RowPanel({ row }) {
   return html`
     <div class="panel">
@@ -121,8 +115,11 @@ function Composer({ sessionId, running, onError }) {
   `
 }
 
+// The reply as it streams. `committed` turns true once its assistant/message is in the log: from then on the
+// conversation view shows it from the log, and must not show it a second time as streaming text.
 function liveReply(state, event) {
-  if (event.type === 'step/start') return { text: '', reasoning: '' }
+  if (event.type === 'step/start') return { text: '', reasoning: '', committed: false }
+  if (event.type === 'assistant/message' || event.type === 'turn/end') return state.committed ? state : { ...state, committed: true }
   if (event.type !== 'assistant/chunk') return state
   const chunk = event.data.chunk
   if (chunk.type === 'text-delta') return { ...state, text: state.text + chunk.text }
@@ -130,13 +127,13 @@ function liveReply(state, event) {
   return state
 }
 
-export function SessionView({ id, onError }) {
+export function SessionView({ id, view, onError }) {
   const [session, setSession] = useState(undefined)
   const [timeline, setTimeline] = useState(undefined)
   const [approvals, setApprovals] = useState([])
   const [selected, setSelected] = useState(-1)
   const [opened, setOpened] = useState(-1)
-  const [live, setLive] = useState({ text: '', reasoning: '' })
+  const [live, setLive] = useState({ text: '', reasoning: '', committed: false })
   const [version, setVersion] = useState(0)
   const [connected, setConnected] = useState(false)
   const [check, setCheck] = useState(undefined)
@@ -212,7 +209,7 @@ export function SessionView({ id, onError }) {
       <div class="session-head">
         <div>
           <h2>${session.title !== '' ? session.title : '(no prompt yet)'}</h2>
-          <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected ? ' · live' : ''}</div>
+          <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected && session.status !== 'stored' ? ' · live' : ''}</div>
         </div>
         <span class="spacer"></span>
         <div class="totals">
@@ -227,7 +224,16 @@ export function SessionView({ id, onError }) {
       </div>
       ${check !== undefined ? html`<div class=${`check ${check.ok ? 'good' : 'bad'}`}>${check.ok ? `log ok: ${check.events} events, ${check.requests} requests rebuilt` : check.problems.map((p) => html`<div>${p}</div>`)}</div>` : ''}
       <${Approvals} sessionId=${id} approvals=${approvals} onError=${onError} />
-      <div class="session-body">
+      <nav class="view-tabs" role="tablist" aria-label="view">
+        <a role="tab" class=${view === 'timeline' ? 'view-tab active' : 'view-tab'} aria-selected=${view === 'timeline'} href=${`#/s/${id}`}>Timeline</a>
+        <a role="tab" class=${view === 'conversation' ? 'view-tab active' : 'view-tab'} aria-selected=${view === 'conversation'} href=${`#/s/${id}/conversation`}>Conversation</a>
+      </nav>
+      ${view === 'conversation'
+        ? html`<div class="conversation-body">
+            <${ConversationView} sessionId=${id} version=${version} approvals=${approvals} live=${live} />
+            <${Composer} sessionId=${id} running=${running} onError=${onError} />
+          </div>`
+        : html`<div class="session-body">
         <div class="timeline-column">
           <${Waterfall} timeline=${timeline} selected=${selected} onSelect=${setSelected} onOpen=${setOpened} />
           ${running || live.text !== '' ? html`<div class="live-reply" aria-live="polite"><div class="live-head">${running ? 'streaming' : 'last reply'}</div>${live.reasoning !== '' ? html`<pre class="block reasoning">${live.reasoning}</pre>` : ''}<pre class="block text live-text">${live.text}</pre></div>` : ''}
@@ -242,7 +248,7 @@ export function SessionView({ id, onError }) {
                 ? html`<${ToolPanel} sessionId=${id} row=${row} version=${row.end === undefined ? version : 0} />`
                 : html`<${RowPanel} row=${row} />`}
         </div>
-      </div>
+      </div>`}
     </section>
   `
 }
