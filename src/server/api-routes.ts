@@ -5,6 +5,7 @@ import { summarizeLog } from '../views/session-summary.js'
 import { costFigure, type PricingCatalogue } from '../views/cost.js'
 import { buildTimeline } from '../views/timeline.js'
 import { buildConversation } from '../views/conversation.js'
+import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
@@ -210,13 +211,14 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { events } = await feed.read(id)
       const rebuilt = requestWithDiff(events, n)
       if (rebuilt === undefined) return reply.code(404).send(notFound(`session '${id}' has no request ${n}`))
-      return { ...rebuilt.request, count: rebuilt.count, diff: rebuilt.diff ?? null }
+      const failure = requestFailureAt(events, rebuilt.request.lastSeq)
+      return { ...rebuilt.request, count: rebuilt.count, diff: rebuilt.diff ?? null, ...(failure !== undefined ? { failure } : {}) }
     },
   )
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id/timeline', { schema: { summary: 'The session as waterfall rows (turns, steps, requests, tool calls)', tags: ['views'], params: idParams } }, async (request) => {
     const { header, events } = await feed.read(request.params.id)
-    return buildTimeline(header, events)
+    return withRequestFailures(buildTimeline(header, events), events)
   })
 
   app.get<{ Params: { id: string } }>(

@@ -44,6 +44,7 @@ export function tone(status) {
       return 'bad'
     case 'aborted':
     case 'cancelled':
+    case 'denied':
     case 'interrupted':
       return 'warn'
     case 'blocked':

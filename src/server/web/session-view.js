@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { follow, get, post } from './api.js'
 import { count, duration, money, tokens, tone } from './figures.js'
 import { MessageView, RequestPanel } from './request-panel.js'
-import { Waterfall } from './waterfall.js'
+import { shownStatus, Waterfall } from './waterfall.js'
 import { ConversationView } from './conversation.js'
 import { prettyJson } from './json-text.js'
 
@@ -51,7 +51,7 @@ function ToolPanel({ sessionId, row, version }) {
       <div class="tab-body">
         <table class="kv">
           <tr><th>Call</th><td>${row.callId} · seq ${row.firstSeq}${row.lastSeq !== undefined ? `–${row.lastSeq}` : ''}</td></tr>
-          <tr><th>Outcome</th><td class=${`reason ${tone(row.status)}`}>${row.status}${row.detail !== row.status ? ` · ${row.detail}` : ''}</td></tr>
+          <tr><th>Outcome</th><td class=${`reason ${tone(shownStatus(row))}`}>${shownStatus(row)}${row.detail !== row.status ? ` · ${row.detail}` : ''}</td></tr>
           <tr><th>Duration</th><td>${row.end !== undefined ? duration(row.end - row.start) : 'running'}</td></tr>
           ${decision !== undefined ? html`<tr><th>Permission</th><td>${decision.data.decision} by ${decision.data.by}${decision.data.rule ? ` (rule ${decision.data.rule})` : ''}</td></tr>` : ''}
         </table>
@@ -71,6 +71,7 @@ function RowPanel({ row }) {
       <div class="tab-body">
         <table class="kv">
           <tr><th>Status</th><td class=${`reason ${tone(row.status)}`}>${row.detail}</td></tr>
+          ${row.failure !== undefined ? html`<tr><th>Failure</th><td class="reason bad">${row.failure.code}${row.failure.status !== undefined ? ` (HTTP ${row.failure.status})` : ''}: ${row.failure.message}</td></tr>` : ''}
           <tr><th>Duration</th><td>${row.end !== undefined ? duration(row.end - row.start) : 'running'}</td></tr>
           <tr><th>Seqs</th><td>${row.firstSeq}${row.lastSeq !== undefined ? `–${row.lastSeq}` : ''}</td></tr>
           ${row.usage !== undefined ? html`<tr><th>Tokens</th><td>${tokens(row.usage)}</td></tr>` : ''}
@@ -214,11 +215,11 @@ export function SessionView({ id, view, onError }) {
         <span class="spacer"></span>
         <div class="totals">
           <span class=${`badge ${tone(session.status)}`}>${session.status}</span>
-          <span><strong>${session.turns}</strong> turns</span>
-          <span><strong>${count(timeline.requests)}</strong> requests</span>
+          <span class="turn-count"><strong>${count(timeline.turns)}</strong> turn${timeline.turns === 1 ? '' : 's'}</span>
+          <span><strong>${count(timeline.requests)}</strong> request${timeline.requests === 1 ? '' : 's'}</span>
           <span title="input tokens (cache hits) · output tokens">${tokens(session.usage)}</span>
           <span title=${session.cost?.asOf !== undefined ? `from logged usage, prices as of ${session.cost.asOf}` : 'no prices for this model'}>cost ${money(session.cost)}</span>
-          <span><strong>${count(session.events)}</strong> events</span>
+          <span><strong>${count(session.events)}</strong> event${session.events === 1 ? '' : 's'}</span>
           <button onClick=${verify}>Verify</button>
         </div>
       </div>
