@@ -7,6 +7,7 @@ import { buildTimeline } from '../views/timeline.js'
 import { buildConversation } from '../views/conversation.js'
 import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
 import { foldRequestHeader } from '../session/request-header.js'
+import { previewApproval } from './approval-preview.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
 import { refuseBody } from './request-validation.js'
@@ -194,6 +195,24 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { id, callId } = request.params
       if (!(await input.answer(id, callId, request.body.decision))) return reply.code(404).send(notFound(`no tool call '${callId}' is waiting for a decision in session '${id}'`))
       return { answered: callId, decision: request.body.decision }
+    },
+  )
+
+  app.get<{ Params: { id: string; callId: string } }>(
+    '/api/sessions/:id/approvals/:callId/preview',
+    {
+      schema: {
+        summary: "What a pending tool call would do: a bash command, a write_file / edit_file diff against the file as it is now (read under the session's working folder), else its arguments",
+        tags: ['input'],
+        params: { type: 'object', required: ['id', 'callId'], properties: { ...idParams.properties, callId: { type: 'string', minLength: 1, maxLength: 200 } } },
+      },
+    },
+    async (request, reply) => {
+      const { id, callId } = request.params
+      const pending = (await input.approvals(id)).find((a) => a.callId === callId)
+      if (pending === undefined) return reply.code(404).send(notFound(`no tool call '${callId}' is waiting for a decision in session '${id}'`))
+      const { header } = await feed.read(id)
+      return previewApproval(pending, header.cwd)
     },
   )
 

@@ -7,30 +7,10 @@ import { count, duration, money, tokens, tone } from './figures.js'
 import { MessageView, RequestPanel } from './request-panel.js'
 import { shownStatus, Waterfall } from './waterfall.js'
 import { ConversationView } from './conversation.js'
+import { Approvals } from './approvals.js'
 import { prettyJson } from './json-text.js'
 
 const REFRESH_MS = 300
-
-function Approvals({ sessionId, approvals, onError }) {
-  if (approvals.length === 0) return ''
-  const answer = (callId, decision) => post(`/api/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(callId)}`, { decision }).catch(onError)
-  return html`
-    <div class="approvals" role="alert">
-      ${approvals.map(
-        (a) => html`
-          <div class="approval" data-call=${a.callId}>
-            <span class="approval-text"><strong>${a.tool}</strong> ${a.subject !== '' ? html`<code>${a.subject}</code>` : ''} needs approval</span>
-            <span class="muted">${a.reason}</span>
-            <span class="spacer"></span>
-            <button class="approve" onClick=${() => answer(a.callId, 'allow')}>Approve</button>
-            <button class="always" onClick=${() => answer(a.callId, 'always')}>Always</button>
-            <button class="deny" onClick=${() => answer(a.callId, 'deny')}>Deny</button>
-          </div>
-        `,
-      )}
-    </div>
-  `
-}
 
 function ToolPanel({ sessionId, row, version }) {
   const [events, setEvents] = useState(undefined)
