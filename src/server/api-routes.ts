@@ -6,6 +6,7 @@ import { costFigure, type PricingCatalogue } from '../views/cost.js'
 import { buildTimeline } from '../views/timeline.js'
 import { buildConversation } from '../views/conversation.js'
 import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
+import { sessionActivity } from '../views/session-activity.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { previewApproval } from './approval-preview.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
@@ -98,10 +99,14 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     await input.refresh?.([id])
     const config = foldRequestHeader(events)?.config
     const cost = costFigure(events, ctx.pricing)
+    const status = input.status(id)
+    const activity = sessionActivity(events, status)
     return {
       id,
       header,
-      status: input.status(id),
+      status,
+      // What it is doing or waiting for now, or why its last turn was cut off (absent at rest).
+      ...(activity !== undefined ? { activity } : {}),
       events: events.length,
       // title, turns, lastReason and usage: the summary's usage is the figure sessionUsage would sum again.
       ...summarizeLog(events),

@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from './browser.js'
 import { requireSystemTool } from '../support/system-tools.js'
 import { startServe, TOKEN, type ServeFixture } from './serve-fixture.js'
-import { writeStoredSession } from './stored-session.js'
+import { writeCutOffSessions, writeStoredSession } from './stored-session.js'
 
 // The conversation view of the page, in Chromium: a stored session (written by another harness, so this server
 // never ran it) and a live one the page drives.
 let f: ServeFixture
 let browser: { context: BrowserContext; close: () => Promise<void> }
 let stored: string
+let cutOff: { orphaned: string; interrupted: string }
 const problems: string[] = []
 const browserNeeded = requireSystemTool('chromium', import.meta.url)
 
@@ -17,6 +18,7 @@ beforeAll(async () => {
   if (browserNeeded.skip) return
   f = await startServe()
   stored = await writeStoredSession(f.dir)
+  cutOff = await writeCutOffSessions(f.dir)
   browser = await launchChromium()
 }, 60_000)
 afterAll(async () => {
@@ -91,12 +93,30 @@ describe.skipIf(browserNeeded.skip)('the conversation view (headless Chromium)',
     const waiting = page.locator('.chat-tool', { has: page.locator('.badge', { hasText: 'waiting for approval' }) })
     await waiting.waitFor()
     expect(await waiting.locator('.tool-args').innerText()).toContain('"target": "staging"')
+    expect(await page.locator('.activity').innerText()).toMatch(/^waiting for your approval of deploy .*\(turn 2, step 1\)$/)
     await page.locator('.approval button.approve').click()
     await page.locator('.chat-turn[data-turn="2"][data-status="completed"]').waitFor()
     const deploy = page.locator('.chat-turn[data-turn="2"] .chat-tool')
     expect(await deploy.locator('.badge').innerText()).toBe('ok')
     expect(await deploy.locator('.tool-decision').innerText()).toBe('allowed by you')
     expect(await deploy.locator('.tool-result-text').innerText()).toBe('deployed to staging')
+    await page.close()
+  })
+
+  it('says why a session was interrupted, and that a turn no process runs is open in its log', async () => {
+    const page = await openPage(`#/s/${cutOff.interrupted}/conversation`)
+    await page.locator('.chat-turn[data-status="interrupted"]').waitFor()
+    expect(await page.locator('.activity').innerText()).toContain('turn 1 was interrupted: the process running it stopped')
+    const tool = page.locator('.chat-tool')
+    expect(await tool.locator('.badge').innerText()).toBe('failed')
+    expect(await tool.innerText()).toContain('TOOL_OUTCOME_UNKNOWN')
+    expect(await tool.locator('.chat-hint').innerText()).toContain('check whether its effect happened')
+    expect(await page.locator('.chat-end').innerText()).toContain('interrupted (closed by crash repair)')
+    await page.goto(`${f.base}/#/s/${cutOff.orphaned}/conversation`)
+    await page.locator('.chat-turn[data-status="open"]').waitFor()
+    expect(await page.locator('.activity').innerText()).toContain('turn 1 is open in the log but no process runs it')
+    expect(await page.locator('.chat-tool .badge').innerText()).toBe('no result')
+    expect(await page.locator('.chat-turn-head .reason').innerText()).toBe('open, not running')
     await page.close()
   })
 

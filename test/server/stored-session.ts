@@ -1,4 +1,5 @@
-import { createHarness, invariantPlugin, JsonlStore, permissionPlugin, retryPlugin, scriptedAdapter } from '../../src/index.js'
+import { z } from 'zod'
+import { createHarness, defineTool, invariantPlugin, JsonlStore, permissionPlugin, retryPlugin, scriptedAdapter } from '../../src/index.js'
 import { serveTools } from './serve-fixture.js'
 
 /**
@@ -31,4 +32,39 @@ export async function writeStoredSession(dir: string): Promise<string> {
   const id = agent.session.id
   await harness.close()
   return id
+}
+
+/**
+ * Writes two sessions cut off mid-turn, as a crash leaves them: `orphaned` ends inside its turn (its process
+ * "died" while a tool ran and nobody has opened it since); `interrupted` was then opened by a later process,
+ * whose crash repair closed the turn `interrupted` (without a continuation turn).
+ */
+export async function writeCutOffSessions(dir: string): Promise<{ orphaned: string; interrupted: string }> {
+  const cut = async (): Promise<string> => {
+    let started: () => void = () => {}
+    const running = new Promise<void>((resolve) => (started = resolve))
+    const store = new JsonlStore({ dir })
+    const stuck = defineTool({
+      name: 'stuck',
+      description: 'Never returns',
+      parameters: z.object({}),
+      execute: () => {
+        started()
+        return new Promise<string>(() => {})
+      },
+    })
+    const model = scriptedAdapter({ script: [{ toolCalls: [{ name: 'stuck', arguments: {} }] }], models: { m1: { contextWindow: 100_000 } } })
+    const crashed = createHarness({ store, adapters: [model], tools: [stuck], onListenerError: () => {} })
+    const agent = await crashed.createAgent({ provider: 'scripted', model: 'm1' })
+    agent.followup('run the stuck tool')
+    await running
+    await store.close() // the process "dies" here: the turn is open, its tool call is running
+    return agent.session.id
+  }
+  const orphaned = await cut()
+  const interrupted = await cut()
+  const later = createHarness({ store: new JsonlStore({ dir }), adapters: [scriptedAdapter({ script: [] })] })
+  await later.resumeAgent(interrupted)
+  await later.close()
+  return { orphaned, interrupted }
 }

@@ -30,8 +30,9 @@ function Answer({ item }) {
 }
 
 // What a person reads in the status chip: "denied" for a refused call (as the terminal says it), not "failed".
-function toolState(item, waiting) {
-  if (item.status === 'running') return waiting ? 'waiting for approval' : 'running'
+// A call without a result in a session nobody runs is not running: its process stopped before it answered.
+function toolState(item, waiting, orphaned) {
+  if (item.status === 'running') return waiting ? 'waiting for approval' : orphaned ? 'no result' : 'running'
   return item.status
 }
 
@@ -42,9 +43,9 @@ function decisionText(decision) {
   return `${verb} ${who}${decision.answer === 'always' ? ' (always)' : ''}`
 }
 
-function Tool({ item, waiting }) {
-  const state = toolState(item, waiting)
-  const stateTone = state === 'waiting for approval' ? 'attention' : state === 'denied' ? 'warn' : tone(item.status === 'running' ? 'open' : item.status)
+function Tool({ item, waiting, orphaned }) {
+  const state = toolState(item, waiting, orphaned)
+  const stateTone = state === 'waiting for approval' ? 'attention' : state === 'denied' || state === 'no result' ? 'warn' : tone(item.status === 'running' ? 'open' : item.status)
   return html`
     <div class=${`chat-item chat-tool status-${item.status}`} data-call=${item.callId} data-seq=${item.seq}>
       <div class="chat-tool-head">
@@ -97,7 +98,7 @@ function TurnEnd({ turn }) {
   return html`<div class=${`chat-item chat-end ${tone(turn.status)}`}><span class=${`reason ${tone(turn.status)}`}>${turn.detail}</span>${note !== undefined ? html`<div class="chat-hint">${note}</div>` : ''}</div>`
 }
 
-function Turn({ turn, waiting, live }) {
+function Turn({ turn, waiting, live, orphaned }) {
   return html`
     <section class="chat-turn" data-turn=${turn.turn} data-status=${turn.status}>
       <div class="chat-turn-head">
@@ -105,7 +106,7 @@ function Turn({ turn, waiting, live }) {
         <strong>Turn ${turn.turn}</strong>
         ${turn.continues !== undefined ? html`<span class="muted">continues turn ${turn.continues}</span>` : ''}
         <span class="spacer"></span>
-        <span class=${`reason ${tone(turn.status)}`}>${turn.status === 'open' ? 'running' : turn.status}</span>
+        <span class=${`reason ${tone(turn.status)}`}>${turn.status !== 'open' ? turn.status : orphaned ? 'open, not running' : 'running'}</span>
       </div>
       ${turn.items.map((item) => {
         switch (item.kind) {
@@ -114,7 +115,7 @@ function Turn({ turn, waiting, live }) {
           case 'answer':
             return html`<${Answer} item=${item} />`
           case 'tool':
-            return html`<${Tool} item=${item} waiting=${waiting.has(item.callId)} />`
+            return html`<${Tool} item=${item} waiting=${waiting.has(item.callId)} orphaned=${orphaned && turn.status === 'open'} />`
           case 'retry':
             return html`<${Retry} item=${item} />`
           default:
@@ -129,8 +130,11 @@ function Turn({ turn, waiting, live }) {
   `
 }
 
-/** The conversation of one session; `version` changes whenever the session's log may have grown. */
-export function ConversationView({ sessionId, version, approvals, live }) {
+/**
+ * The conversation of one session; `version` changes whenever the session's log may have grown, `status` is the
+ * session's run status (a `stored` session's open turn is one no process runs).
+ */
+export function ConversationView({ sessionId, version, approvals, live, status }) {
   const [conversation, setConversation] = useState(undefined)
   const [error, setError] = useState(undefined)
   useEffect(() => {
@@ -147,7 +151,7 @@ export function ConversationView({ sessionId, version, approvals, live }) {
   const waiting = new Set(approvals.map((a) => a.callId))
   return html`
     <div class="conversation" tabindex="0" aria-label="conversation">
-      ${conversation.turns.length === 0 ? html`<p class="muted empty">No turns yet: send a message below.</p>` : conversation.turns.map((turn) => html`<${Turn} key=${turn.startSeq} turn=${turn} waiting=${waiting} live=${live} />`)}
+      ${conversation.turns.length === 0 ? html`<p class="muted empty">No turns yet: send a message below.</p>` : conversation.turns.map((turn) => html`<${Turn} key=${turn.startSeq} turn=${turn} waiting=${waiting} live=${live} orphaned=${status === 'stored'} />`)}
     </div>
   `
 }

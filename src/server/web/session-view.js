@@ -191,6 +191,7 @@ export function SessionView({ id, view, onError }) {
         <div>
           <h2>${session.title !== '' ? session.title : '(no prompt yet)'}</h2>
           <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected && session.status !== 'stored' ? ' · live' : ''}</div>
+          ${session.activity !== undefined ? html`<div class=${`activity activity-${session.activity.kind}`} role="status">${session.activity.summary}</div>` : ''}
         </div>
         <span class="spacer"></span>
         <div class="totals">
@@ -211,7 +212,7 @@ export function SessionView({ id, view, onError }) {
       </nav>
       ${view === 'conversation'
         ? html`<div class="conversation-body">
-            <${ConversationView} sessionId=${id} version=${version} approvals=${approvals} live=${live} />
+            <${ConversationView} sessionId=${id} version=${version} approvals=${approvals} live=${live} status=${session.status} />
             <${Composer} sessionId=${id} running=${running} onError=${onError} />
           </div>`
         : html`<div class="session-body">
