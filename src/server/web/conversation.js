@@ -3,7 +3,7 @@
 // how each turn ended (an error with its message and a hint). Drawn from GET …/conversation, a fold of the log,
 // so a stored session reads exactly like one that is running.
 import { html } from './html.js'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { get } from './api.js'
 import { duration, tone } from './figures.js'
 import { prettyJson } from './json-text.js'
@@ -43,25 +43,32 @@ function decisionText(decision) {
   return `${verb} ${who}${decision.answer === 'always' ? ' (always)' : ''}`
 }
 
-function Tool({ item, waiting, orphaned }) {
+// A long session has hundreds of tool calls: past this many, calls show as one line each until opened, so the
+// view stays quick to draw and to skim.
+const OPEN_TOOLS_UP_TO = 30
+
+function Tool({ item, waiting, orphaned, startOpen }) {
+  const [open, setOpen] = useState(startOpen || waiting)
   const state = toolState(item, waiting, orphaned)
   const stateTone = state === 'waiting for approval' ? 'attention' : state === 'denied' || state === 'no result' ? 'warn' : tone(item.status === 'running' ? 'open' : item.status)
   return html`
-    <div class=${`chat-item chat-tool status-${item.status}`} data-call=${item.callId} data-seq=${item.seq}>
-      <div class="chat-tool-head">
+    <div class=${`chat-item chat-tool status-${item.status}${open ? ' open' : ''}`} data-call=${item.callId} data-seq=${item.seq}>
+      <button class="chat-tool-head" aria-expanded=${open} onClick=${() => setOpen(!open)}>
         <span class=${`badge ${stateTone}`}>${state}</span>
         <strong class="tool-name">${item.name}</strong>
         ${item.subject !== '' ? html`<code class="tool-subject">${item.subject}</code>` : ''}
         <span class="spacer"></span>
         ${item.decision !== undefined ? html`<span class="muted tool-decision">${decisionText(item.decision)}</span>` : ''}
-      </div>
-      <div class="chat-label">Arguments</div>
-      <pre class="block clipped tool-args">${prettyJson(item.arguments)}</pre>
-      ${item.result !== undefined
-        ? html`<div class="chat-label">Result${item.code !== undefined ? html` <code class="reason bad">${item.code}</code>` : ''}</div>
-            <pre class=${`block clipped tool-result-text${item.status !== 'ok' ? ' error' : ''}`}>${item.result !== '' ? item.result : '(empty)'}</pre>
-            ${item.hint !== undefined ? html`<div class="chat-hint">${item.hint}</div>` : ''}`
+      </button>
+      ${open
+        ? html`<div class="chat-label">Arguments</div>
+            <pre class="block clipped tool-args">${prettyJson(item.arguments)}</pre>
+            ${item.result !== undefined
+              ? html`<div class="chat-label">Result${item.code !== undefined ? html` <code class="reason bad">${item.code}</code>` : ''}</div>
+                  <pre class=${`block clipped tool-result-text${item.status !== 'ok' ? ' error' : ''}`}>${item.result !== '' ? item.result : '(empty)'}</pre>`
+              : ''}`
         : ''}
+      ${item.hint !== undefined ? html`<div class="chat-hint">${item.hint}</div>` : ''}
     </div>
   `
 }
@@ -98,7 +105,7 @@ function TurnEnd({ turn }) {
   return html`<div class=${`chat-item chat-end ${tone(turn.status)}`}><span class=${`reason ${tone(turn.status)}`}>${turn.detail}</span>${note !== undefined ? html`<div class="chat-hint">${note}</div>` : ''}</div>`
 }
 
-function Turn({ turn, waiting, live, orphaned }) {
+function Turn({ turn, waiting, live, orphaned, openTools }) {
   return html`
     <section class="chat-turn" data-turn=${turn.turn} data-status=${turn.status}>
       <div class="chat-turn-head">
@@ -115,7 +122,7 @@ function Turn({ turn, waiting, live, orphaned }) {
           case 'answer':
             return html`<${Answer} item=${item} />`
           case 'tool':
-            return html`<${Tool} item=${item} waiting=${waiting.has(item.callId)} orphaned=${orphaned && turn.status === 'open'} />`
+            return html`<${Tool} key=${item.callId} item=${item} waiting=${waiting.has(item.callId)} orphaned=${orphaned && turn.status === 'open'} startOpen=${openTools} />`
           case 'retry':
             return html`<${Retry} item=${item} />`
           default:
@@ -137,6 +144,13 @@ function Turn({ turn, waiting, live, orphaned }) {
 export function ConversationView({ sessionId, version, approvals, live, status }) {
   const [conversation, setConversation] = useState(undefined)
   const [error, setError] = useState(undefined)
+  const box = useRef(null)
+  // Like a chat: it opens at the latest turn and follows new output, unless the reader scrolled up to read.
+  const pinned = useRef(true)
+  useLayoutEffect(() => {
+    const el = box.current
+    if (el !== null && pinned.current) el.scrollTop = el.scrollHeight
+  }, [conversation, live.text, live.reasoning])
   useEffect(() => {
     let active = true
     get(`/api/sessions/${encodeURIComponent(sessionId)}/conversation`)
@@ -149,9 +163,20 @@ export function ConversationView({ sessionId, version, approvals, live, status }
   if (error !== undefined) return html`<div class="conversation"><p class="error">${error}</p></div>`
   if (conversation === undefined) return html`<div class="conversation"><p class="muted">loading the conversation…</p></div>`
   const waiting = new Set(approvals.map((a) => a.callId))
+  let tools = 0
+  for (const turn of conversation.turns) for (const item of turn.items) if (item.kind === 'tool') tools++
   return html`
-    <div class="conversation" tabindex="0" aria-label="conversation">
-      ${conversation.turns.length === 0 ? html`<p class="muted empty">No turns yet: send a message below.</p>` : conversation.turns.map((turn) => html`<${Turn} key=${turn.startSeq} turn=${turn} waiting=${waiting} live=${live} orphaned=${status === 'stored'} />`)}
+    <div
+      class="conversation"
+      ref=${box}
+      tabindex="0"
+      aria-label="conversation"
+      onScroll=${(e) => {
+        const el = e.currentTarget
+        pinned.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 24
+      }}
+    >
+      ${conversation.turns.length === 0 ? html`<p class="muted empty">No turns yet: send a message below.</p>` : conversation.turns.map((turn) => html`<${Turn} key=${turn.startSeq} turn=${turn} waiting=${waiting} live=${live} orphaned=${status === 'stored'} openTools=${tools <= OPEN_TOOLS_UP_TO} />`)}
     </div>
   `
 }

@@ -104,7 +104,7 @@ export function SessionList({ navigate, onError }) {
                 </td>
                 <td><span class=${`badge ${tone(row.status)}`}>${row.status}</span></td>
                 <td><span class=${`reason ${tone(row.lastReason ?? '')}`}>${row.lastReason ?? '—'}</span></td>
-                <td class="num">${row.turns}</td>
+                <td class="num">${row.turns}${row.status === 'running' || row.status === 'awaiting-approval' ? html`<span class="muted running-turn" title="the turns that ended, and the one running now"> +1 running</span>` : ''}</td>
                 <td class="num">${count(row.usage?.input)}</td>
                 <td class="num">${count(row.usage?.cacheRead)}</td>
                 <td class="num">${count(row.usage?.output)}</td>
