@@ -50,6 +50,7 @@ export function tone(status) {
     case 'blocked':
     case 'max-tokens':
     case 'awaiting-approval':
+    case 'waiting':
       return 'attention'
     case 'open':
     case 'running':

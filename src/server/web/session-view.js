@@ -217,7 +217,7 @@ export function SessionView({ id, view, onError }) {
           </div>`
         : html`<div class="session-body">
         <div class="timeline-column">
-          <${Waterfall} timeline=${timeline} selected=${selected} onSelect=${setSelected} onOpen=${setOpened} />
+          <${Waterfall} timeline=${timeline} selected=${selected} onSelect=${setSelected} onOpen=${setOpened} waiting=${new Set(approvals.map((a) => a.callId))} />
           ${running || live.text !== '' ? html`<div class="live-reply" aria-live="polite"><div class="live-head">${running ? 'streaming' : 'last reply'}</div>${live.reasoning !== '' ? html`<pre class="block reasoning">${live.reasoning}</pre>` : ''}<pre class="block text live-text">${live.text}</pre></div>` : ''}
           <${Composer} sessionId=${id} running=${running} onError=${onError} />
         </div>

@@ -19,9 +19,13 @@ function ticks(span, trackWidth) {
   return Array.from({ length: parts + 1 }, (_, i) => ({ at: i / parts, label: duration((span * i) / parts) }))
 }
 
-/** The word a row's status chip shows: a refused tool call is "denied" (as the terminal says), not "failed". */
-export function shownStatus(row) {
+/**
+ * The word a row's status chip shows: a refused tool call is "denied" (as the terminal says), not "failed", and
+ * a call waiting for a person's answer reads "waiting" rather than "open". `waiting` holds the call ids of pending approvals.
+ */
+export function shownStatus(row, waiting) {
   if (row.kind === 'tool' && row.status === 'failed' && row.detail.split(' · ')[0] === 'TOOL_DENIED') return 'denied'
+  if (row.kind === 'tool' && row.status === 'open' && waiting?.has(row.callId)) return 'waiting'
   return row.status
 }
 
@@ -50,7 +54,7 @@ function figureTexts(row, end) {
   return figures !== '' ? [`${time} · ${figures}`, time] : [time]
 }
 
-export function Waterfall({ timeline, selected, onSelect, onOpen }) {
+export function Waterfall({ timeline, selected, onSelect, onOpen, waiting }) {
   const box = useRef(null)
   const axis = useRef(null)
   const [view, setView] = useState({ top: 0, height: 600 })
@@ -128,7 +132,7 @@ export function Waterfall({ timeline, selected, onSelect, onOpen }) {
             const end = row.end ?? timeline.end
             const left = ((row.start - timeline.start) / span) * 100
             const width = Math.min(Math.max(0.3, ((end - row.start) / span) * 100), 100 - left)
-            const status = shownStatus(row)
+            const status = shownStatus(row, waiting)
             const code = failureCode(row)
             const texts = figureTexts(row, end)
             const place = placeFigures(texts.map(textWidth), (left / 100) * trackWidth, (width / 100) * trackWidth, trackWidth)
