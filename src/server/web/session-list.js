@@ -90,6 +90,7 @@ export function SessionList({ navigate, onError }) {
         <span class="spacer"></span>
         <button class="primary" onClick=${create}>New session</button>
       </div>
+      <div class="table-scroll">
       <table class="sessions" ref=${table} tabindex="0" onKeyDown=${onKey} aria-label="sessions">
         <thead>
           <tr><th>Session</th><th>Status</th><th>Last reason</th><th class="num">Turns</th><th class="num">Tokens in</th><th class="num">Cached</th><th class="num">Tokens out</th><th class="num">Cost</th><th>Updated</th></tr>
@@ -115,6 +116,7 @@ export function SessionList({ navigate, onError }) {
           )}
         </tbody>
       </table>
+      </div>
       ${rows !== undefined && rows.length === 0 ? html`<p class="empty">No sessions${q !== '' || status !== '' ? ' match' : ' yet: start one with New session'}.</p>` : ''}
       ${rows !== undefined && rows.length < total ? html`<button class="more" onClick=${() => setLimit(limit + PAGE)}>Show more</button>` : ''}
     </section>
