@@ -76,6 +76,11 @@ describe.skipIf(browserNeeded.skip)('the conversation view (headless Chromium)',
     expect(text).toContain('invalid api key')
     expect(await error.locator('.chat-hint').innerText()).toContain('API key')
     expect(page.url()).toMatch(/\/conversation$/)
+    // A draft survives switching views.
+    await page.fill('.composer textarea', 'half-written question')
+    await page.getByRole('tab', { name: 'Timeline' }).click()
+    await page.waitForSelector('.row.kind-turn')
+    expect(await page.inputValue('.composer textarea')).toBe('half-written question')
     await page.close()
   })
 

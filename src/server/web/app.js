@@ -1,4 +1,4 @@
-// The ledgerloop page: a sessions list and one session's timeline, over the `serve` API only.
+// The ledgerloop page: a sessions list and one session's timeline or conversation, over the `serve` API only.
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, hasToken, setToken } from './api.js'

@@ -61,8 +61,16 @@ function RowPanel({ row }) {
   `
 }
 
+// Unsent text per session, so switching between the timeline and the conversation (each has its own box)
+// or to another session and back keeps what was typed.
+const drafts = new Map()
+
 function Composer({ sessionId, running, onError }) {
-  const [text, setText] = useState('')
+  const [text, setDraft] = useState(drafts.get(sessionId) ?? '')
+  const setText = (value) => {
+    drafts.set(sessionId, value)
+    setDraft(value)
+  }
   const send = async (kind) => {
     if (text.trim() === '') return
     try {
