@@ -23,6 +23,11 @@ export interface ApiContext {
   readonly stream?: EventStreamOptions
   /** Prices for the `cost` figures (none: no cost in the answers). */
   readonly pricing?: PricingCatalogue
+  /**
+   * Where the file tools of the sessions this server runs are confined (its agents' `cwd`): approval previews
+   * read the current file there. Unset when sessions run elsewhere (a worker fleet): a session's header `cwd`.
+   */
+  readonly toolRoot?: string
 }
 
 const STATUSES: readonly SessionRunStatus[] = ['running', 'awaiting-approval', 'idle', 'stored']
@@ -217,7 +222,8 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const pending = (await input.approvals(id)).find((a) => a.callId === callId)
       if (pending === undefined) return reply.code(404).send(notFound(`no tool call '${callId}' is waiting for a decision in session '${id}'`))
       const { header } = await feed.read(id)
-      return previewApproval(pending, header.cwd)
+      // A stored session started elsewhere keeps its own header cwd, but this server's tools run on its own root.
+      return previewApproval(pending, ctx.toolRoot ?? header.cwd)
     },
   )
 
