@@ -112,6 +112,7 @@ describe.skipIf(browserNeeded.skip)('approvals show what they approve (headless 
     const fresh = await ask('new')
     await fresh.locator('.approval .diff-lines').waitFor()
     expect(await fresh.locator('.approval .diff-head').innerText()).toBe('docs/new.md new file · +1 −0')
+    expect(await fresh.locator('.approval .diff-hunk').innerText()).toBe('@@ −0,0 +1,1 @@')
     expect(await lines(fresh, 'add')).toEqual(['+# New'])
     await fresh.locator('.approval button.deny').click()
     await fresh.close()

@@ -4,6 +4,11 @@ import { html } from './html.js'
 import { useEffect, useState } from 'preact/hooks'
 import { get, post } from './api.js'
 
+// As unified diffs write it: an empty side of a hunk starts at the line before (a new file is `-0,0`).
+function hunkStart(start, lines) {
+  return lines === 0 ? start - 1 : start
+}
+
 function DiffView({ change }) {
   const what = change.file === 'new' ? 'new file' : change.file === 'unknown' ? 'current file unknown' : 'changes'
   return html`
@@ -14,7 +19,7 @@ function DiffView({ change }) {
       ${change.hunks.length > 0
         ? html`<div class="diff-lines" aria-label=${`diff of ${change.path}`}>
             ${change.hunks.map((h) => [
-              html`<div class="diff-hunk">@@ −${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@</div>`,
+              html`<div class="diff-hunk">@@ −${hunkStart(h.oldStart, h.oldLines)},${h.oldLines} +${hunkStart(h.newStart, h.newLines)},${h.newLines} @@</div>`,
               ...h.lines.map((line) => html`<div class=${line.startsWith('+') ? 'diff-add' : line.startsWith('-') ? 'diff-del' : 'diff-ctx'}>${line}</div>`),
             ])}
           </div>`
