@@ -4,7 +4,11 @@ import { requestWithDiff } from '../views/request-view.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { costFigure, type PricingCatalogue } from '../views/cost.js'
 import { buildTimeline } from '../views/timeline.js'
+import { buildConversation } from '../views/conversation.js'
+import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
+import { sessionActivity } from '../views/session-activity.js'
 import { foldRequestHeader } from '../session/request-header.js'
+import { previewApproval } from './approval-preview.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
 import {
@@ -23,6 +27,8 @@ import {
   sessionSchema,
   streamSchema,
   timelineSchema,
+  conversationSchema,
+  approvalPreviewSchema,
   verifySchema,
 } from './api-schemas.js'
 import { refuseBody } from './request-validation.js'
@@ -37,6 +43,11 @@ export interface ApiContext {
   readonly stream?: EventStreamOptions
   /** Prices for the `cost` figures (none: no cost in the answers). */
   readonly pricing?: PricingCatalogue
+  /**
+   * Where the file tools of the sessions this server runs are confined (its agents' `cwd`): approval previews
+   * read the current file there. Unset when sessions run elsewhere (a worker fleet): a session's header `cwd`.
+   */
+  readonly toolRoot?: string
 }
 
 const STATUSES: readonly SessionRunStatus[] = ['running', 'awaiting-approval', 'idle', 'stored']
@@ -114,10 +125,14 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     await input.refresh?.([id])
     const config = foldRequestHeader(events)?.config
     const cost = costFigure(events, ctx.pricing)
+    const status = input.status(id)
+    const activity = sessionActivity(events, status)
     return {
       id,
       header,
-      status: input.status(id),
+      status,
+      // What it is doing or waiting for now, or why its last turn was cut off (absent at rest).
+      ...(activity !== undefined ? { activity } : {}),
       events: events.length,
       // title, turns, lastReason and usage: the summary's usage is the figure sessionUsage would sum again.
       ...summarizeLog(events),
@@ -225,6 +240,26 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
+  app.get<{ Params: { id: string; callId: string } }>(
+    '/api/sessions/:id/approvals/:callId/preview',
+    {
+      schema: {
+        summary: "What a pending tool call would do: a bash command, a write_file / edit_file diff against the file as it is now (read under the session's working folder), else its arguments",
+        tags: ['input'],
+        params: { type: 'object', required: ['id', 'callId'], properties: { ...idParams.properties, callId: { type: 'string', minLength: 1, maxLength: 200 } } },
+        response: answers({ 200: approvalPreviewSchema }, SESSION_READ_ERRORS),
+      },
+    },
+    async (request, reply) => {
+      const { id, callId } = request.params
+      const pending = (await input.approvals(id)).find((a) => a.callId === callId)
+      if (pending === undefined) return reply.code(404).send(notFound(`no tool call '${callId}' is waiting for a decision in session '${id}'`))
+      const { header } = await feed.read(id)
+      // A stored session started elsewhere keeps its own header cwd, but this server's tools run on its own root.
+      return previewApproval(pending, ctx.toolRoot ?? header.cwd)
+    },
+  )
+
   app.get<{ Params: { id: string; n: number } }>(
     '/api/sessions/:id/requests/:n',
     {
@@ -240,14 +275,24 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { events } = await feed.read(id)
       const rebuilt = requestWithDiff(events, n)
       if (rebuilt === undefined) return reply.code(404).send(notFound(`session '${id}' has no request ${n}`))
-      return { ...rebuilt.request, count: rebuilt.count, diff: rebuilt.diff ?? null }
+      const failure = requestFailureAt(events, rebuilt.request.lastSeq)
+      return { ...rebuilt.request, count: rebuilt.count, diff: rebuilt.diff ?? null, ...(failure !== undefined ? { failure } : {}) }
     },
   )
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id/timeline', { schema: { summary: 'The session as waterfall rows (turns, steps, requests, tool calls)', tags: ['views'], params: idParams, response: answers({ 200: timelineSchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { header, events } = await feed.read(request.params.id)
-    return buildTimeline(header, events)
+    return withRequestFailures(buildTimeline(header, events), events)
   })
+
+  app.get<{ Params: { id: string } }>(
+    '/api/sessions/:id/conversation',
+    { schema: { summary: 'The session as a conversation: per turn its prompts, answers, tool calls with decisions and results, retries and end', tags: ['views'], params: idParams, response: answers({ 200: conversationSchema }, SESSION_READ_ERRORS) } },
+    async (request) => {
+      const { events } = await feed.read(request.params.id)
+      return buildConversation(events)
+    },
+  )
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams, response: answers({ 200: verifySchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { id } = request.params

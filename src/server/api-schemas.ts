@@ -63,6 +63,14 @@ const integer = { type: 'integer' } as const
 const seq = { type: 'integer', minimum: 0 } as const
 const string = { type: 'string' } as const
 
+/** A provider failure as the log keeps it (`LlmFailure`). */
+const failureSchema = {
+  type: 'object',
+  description: 'why a request failed: its code, message and, when a server answered, the HTTP status',
+  required: ['code', 'message'],
+  properties: { code: { type: 'string' }, message: { type: 'string' }, status: { type: 'integer' } },
+} as const
+
 const usageSchema = {
   type: 'object',
   description: 'token totals (input includes cache reads)',
@@ -182,6 +190,18 @@ export const sessionSchema = {
     cost: costSchema,
     provider: { type: 'string', description: 'of the last request' },
     model: { type: 'string', description: 'of the last request' },
+    activity: {
+      type: 'object',
+      description: 'what the session is doing or waiting for, or why its last turn stopped (absent at rest)',
+      required: ['kind', 'summary', 'turn', 'since'],
+      additionalProperties: false,
+      properties: {
+        kind: { type: 'string', enum: ['model', 'tool', 'retry', 'approval', 'interrupted', 'orphaned'] },
+        summary: string,
+        turn: integer,
+        since: { type: 'number', description: 'log time (ms) the wait started' },
+      },
+    },
   },
 } as const
 
@@ -289,6 +309,7 @@ export const requestSchema = {
     tools: { type: 'array', items: toolSchema },
     messages: { type: 'array', items: messageSchema },
     count: { type: 'integer', description: 'requests in the session' },
+    failure: failureSchema,
     diff: {
       oneOf: [
         { type: 'null' },
@@ -315,6 +336,59 @@ export const requestSchema = {
         },
       ],
     },
+  },
+} as const
+
+/** `200` of `GET /api/sessions/{id}/conversation`. */
+export const conversationSchema = {
+  description: 'the session as a conversation, turn by turn',
+  type: 'object',
+  required: ['events', 'turns'],
+  additionalProperties: false,
+  properties: {
+    events: { type: 'integer', description: 'events the fold read' },
+    turns: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['turn', 'startSeq', 'status', 'detail', 'items'],
+        additionalProperties: false,
+        properties: {
+          turn: integer,
+          startSeq: seq,
+          endSeq: seq,
+          status: { type: 'string', enum: ['completed', 'max-tokens', 'blocked', 'aborted', 'error', 'interrupted', 'open'] },
+          detail: string,
+          continues: { type: 'integer', description: 'a continuation turn: the interrupted turn it carries on' },
+          error: { type: 'object', required: ['code', 'message'], properties: { code: string, message: string, status: integer, hint: string } },
+          items: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['kind', 'seq'],
+              description: 'a prompt, an answer (text, reasoning), a tool call (arguments, decision, result) or a retry',
+              properties: { kind: { type: 'string', enum: ['prompt', 'answer', 'tool', 'retry'] }, seq },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const
+
+/** `200` of `GET /api/sessions/{id}/approvals/{callId}/preview`. */
+export const approvalPreviewSchema = {
+  description: 'what the pending call would do: a bash command, a file change with its diff, or its arguments',
+  type: 'object',
+  required: ['callId', 'tool', 'kind'],
+  properties: {
+    callId: string,
+    tool: string,
+    kind: { type: 'string', enum: ['command', 'file', 'arguments'] },
+    command: string,
+    network: { type: 'boolean' },
+    change: { type: 'object' },
+    args: {},
   },
 } as const
 
@@ -354,6 +428,7 @@ export const timelineSchema = {
           request: { type: 'integer', description: 'on request rows: n for requests/{n}' },
           callId: string,
           usage: usageSchema,
+          failure: failureSchema,
         },
       },
     },

@@ -206,6 +206,8 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
     directory: new SessionDirectory(options.store, feed, input, options.pricing),
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(options.pricing !== undefined ? { pricing: options.pricing } : {}),
+    // The tool root of the sessions run here (LocalSessionHost's default is the current folder, too).
+    ...(options.sessions === undefined ? { toolRoot: options.agents?.cwd ?? process.cwd() } : {}),
   })
   app.get('/api/openapi.json', { schema: { summary: 'This document', tags: ['meta'], response: answers({ 200: openapiSchema }, [401, 403, 500, 503]) } }, async () => app.swagger())
 

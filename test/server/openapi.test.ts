@@ -210,6 +210,8 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     })
     const listed = (await get(`/api/sessions/${id}/approvals`, 200)) as { approvals: unknown[] }
     expect(listed.approvals).toHaveLength(1)
+    await get(`/api/sessions/${id}/approvals/${pending.callId}/preview`, 200)
+    await get(`/api/sessions/${id}/approvals/not-a-call/preview`, 404)
     await get(`/api/sessions/${id}`, 200) // awaiting-approval is a documented status
     await post(`/api/sessions/${id}/approvals/not-a-call`, { decision: 'allow' }, 404)
     await post(`/api/sessions/${id}/approvals/${pending.callId}`, { decision: 'maybe' }, 400)
@@ -228,6 +230,8 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     await get(`/api/sessions/${id}/requests/0`, 400)
     await get(`/api/sessions/${id}/timeline`, 200)
     await get('/api/sessions/no-such-session/timeline', 404)
+    await get(`/api/sessions/${id}/conversation`, 200)
+    await get('/api/sessions/no-such-session/conversation', 404)
     expect(await get(`/api/sessions/${id}/verify`, 200)).toMatchObject({ ok: true })
     await get('/api/sessions/no-such-session/verify', 404)
     await get(`/api/sessions/${'x'.repeat(600)}/verify`, 404) // past the router's parameter limit: the page's catch-all
