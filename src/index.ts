@@ -113,7 +113,7 @@ export type { CostBudgetExceededData, CostBudgetOptions, CostBudgetUnpricedData 
 export { mcpTools } from './plugins/mcp/mcp.js'
 export type { McpHttpServer, McpServerConfig, McpStdioServer, McpToolsOptions, ToolSet } from './plugins/mcp/mcp.js'
 export { telemetryPlugin, traceSession, TELEMETRY_SCOPE } from './plugins/telemetry/telemetry.js'
-export type { TelemetryPluginOptions } from './plugins/telemetry/telemetry.js'
+export type { TelemetryPluginOptions, TelemetryTracerProvider } from './plugins/telemetry/telemetry.js'
 
 export { buildSessionTree } from './views/session-tree.js'
 export type { RequestNode, SessionTree, StepNode, ToolNode, TurnNode } from './views/session-tree.js'
