@@ -9,11 +9,18 @@ import { writeConsumerProject } from './consumer-project.js'
 
 // The package as a new user gets it: `npm pack`, installed into an empty project with no registry at hand,
 // then used the way the README says. One pack and one install are shared by every case (they are the slow
-// part). Offline for real: npm runs with --offline, and its proxies point at a closed loopback port, so a
-// request that slipped through would fail rather than reach the registry.
+// part). Offline for real: every npm run (pack, ci, npx) is offline, without the update check, and its proxies
+// point at a closed loopback port, so a request that slipped through would fail rather than reach the registry.
 
 const OPTIONAL_PEERS = ['@opentelemetry/api', 'pg', 'better-sqlite3', '@modelcontextprotocol/sdk']
-const NO_NETWORK = ['--offline', '--no-audit', '--no-fund', '--proxy=http://127.0.0.1:9', '--https-proxy=http://127.0.0.1:9']
+const NO_NETWORK: NodeJS.ProcessEnv = {
+  npm_config_offline: 'true',
+  npm_config_update_notifier: 'false',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_proxy: 'http://127.0.0.1:9',
+  npm_config_https_proxy: 'http://127.0.0.1:9',
+}
 
 let scratch = ''
 let project = ''
@@ -21,8 +28,8 @@ let installed = ''
 let installOutput = ''
 let packageJsonBefore = ''
 
-function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  return spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 180_000 })
+function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): SpawnSyncReturns<string> {
+  return spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...env, NO_COLOR: '1', ...NO_NETWORK }, timeout: 180_000 })
 }
 
 function ok(result: SpawnSyncReturns<string>, what: string): SpawnSyncReturns<string> {
@@ -30,10 +37,10 @@ function ok(result: SpawnSyncReturns<string>, what: string): SpawnSyncReturns<st
   return result
 }
 
-/** A clean environment for the installed CLI: a fresh home, no provider keys. */
+/** A clean environment for the installed package: a fresh home, no provider keys, nothing of the caller's npm. */
 function userEnv(): NodeJS.ProcessEnv {
   const home = join(scratch, 'home')
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LEDGERLOOP_HOME: home, NO_COLOR: '1', npm_config_offline: 'true' }
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LEDGERLOOP_HOME: home, NO_COLOR: '1', ...NO_NETWORK }
 }
 
 /** The README's "Embed it" snippet, verbatim. */
@@ -69,7 +76,7 @@ beforeAll(() => {
   ok(run('mkdir', ['-p', project, join(scratch, 'home')], scratch), 'mkdir')
   ok(run('cp', [join(scratch, tarball), project], scratch), 'copy the tarball')
   writeConsumerProject(project, tarball, REPO)
-  const install = ok(run('npm', ['ci', ...NO_NETWORK], project), 'npm ci --offline')
+  const install = ok(run('npm', ['ci', '--offline'], project), 'npm ci --offline')
   installOutput = `${install.stdout}${install.stderr}`
   installed = join(project, 'node_modules/ledgerloop')
 }, 300_000)
