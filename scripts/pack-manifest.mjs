@@ -25,7 +25,10 @@ if (command === 'strip') {
   const pkg = JSON.parse(text)
   writeFileSync(saved, text)
   delete pkg.scripts?.prepare
-  writeFileSync(manifest, `${JSON.stringify(pkg, null, 2)}\n`)
+  // Renamed into place, so whoever reads package.json meanwhile (a test, an editor) sees a whole file.
+  const stripped = `${manifest}.stripped`
+  writeFileSync(stripped, `${JSON.stringify(pkg, null, 2)}\n`)
+  renameSync(stripped, manifest)
 } else if (command === 'restore') {
   restore()
 } else {
