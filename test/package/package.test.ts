@@ -137,11 +137,14 @@ describe('the packed package, installed offline into an empty project', () => {
     expect(help.stdout).toContain('ledgerloop run --demo')
   })
 
-  it('compiles a TypeScript consumer with skipLibCheck: false and none of the optional peers installed', () => {
+  it('compiles a TypeScript consumer of ledgerloop and ledgerloop/server with skipLibCheck: false and none of the optional peers installed', () => {
     const snippet = withScriptedModel(readmeSnippet(), "[{ text: 'typed' }]")
     const consumer = [
-      snippet.replace(/import \{ /, 'import { telemetryPlugin, type SessionEvent, type TelemetryPluginOptions, ').replace(/\bharness\b/g, 'h'),
+      snippet.replace(/import \{ /, 'import { telemetryPlugin, type SessionEvent, type TelemetryPluginOptions, '),
       '',
+      // The server entry point needs none of the optional peers either (the SQLite and PostgreSQL ones do).
+      "import { createLedgerServer } from 'ledgerloop/server'",
+      'export const serve = createLedgerServer',
       "export const telemetry: TelemetryPluginOptions = { captureContent: false, tracerProvider: { getTracer: () => ({}) } }",
       'export const plugin = telemetryPlugin',
       'export function reasonOf(event: SessionEvent): string | undefined {',
