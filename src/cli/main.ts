@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander'
 import { HarnessError } from '../errors/harness-error.js'
 import { UsageError } from '../app/usage-error.js'
 import { CliError, EXIT } from './cli-error.js'
+import { cliDocsPath } from './demo.js'
 import { registerChat } from './commands/chat.js'
 import { registerConfig } from './commands/config.js'
 import { registerFork } from './commands/fork.js'
@@ -39,7 +40,7 @@ Examples:
   ledgerloop sessions --search tests           find a session
   ledgerloop inspect 56af                      a session by id prefix: turns, steps, requests, cost
   ledgerloop verify 56af && ledgerloop replay 56af
-  ledgerloop run --script examples/scripts/demo.json "Take notes"   offline demo, no key
+  ledgerloop run --demo                        offline demo: a scripted model, no key
 
 Environment:
   DEEPSEEK_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY   provider keys (never written anywhere)
@@ -49,7 +50,7 @@ Environment:
   LEDGERLOOP_IDLE_TIMEOUT     idle timeout in seconds     LEDGERLOOP_RETRIES    retries per request
   LEDGERLOOP_REASONING_EFFORT reasoning effort            NO_COLOR              no colours
 
-Docs: docs/cli.md. Exit codes: 0 completed, 1 failed, 2 usage, 130 Ctrl-C, 141 stdout closed, 143 SIGTERM.`
+Docs: ${cliDocsPath()}. Exit codes: 0 completed, 1 failed, 2 usage, 130 Ctrl-C, 141 stdout closed, 143 SIGTERM.`
 
 /** Builds the command tree; each action stores its exit code in `exit`. */
 export function buildProgram(exit: { code: number }): Command {
