@@ -12,7 +12,7 @@ import type { ToolDefinition } from '../../src/tools/types.js'
 const MODELS = { m: { defaultMaxTokens: 100, contextWindow: 1000 } }
 
 /** Tools whose bodies count how often they ran: the side effects a replay must not have. */
-function countingTools(): { tools: ToolDefinition[]; runs: { count: number } } {
+function countingTools(): { tools: ToolDefinition<never>[]; runs: { count: number } } {
   const runs = { count: 0 }
   const tools = [
     defineTool({ name: 'lookup', description: 'Looks a word up', parameters: z.object({ word: z.string() }), execute: ({ word }) => (runs.count++, `${word}: a thing`) }),
