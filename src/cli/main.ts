@@ -6,6 +6,7 @@ import { UsageError } from '../app/usage-error.js'
 import { CliError, EXIT } from './cli-error.js'
 import { registerChat } from './commands/chat.js'
 import { registerConfig } from './commands/config.js'
+import { registerDiff } from './commands/diff.js'
 import { registerFork } from './commands/fork.js'
 import { registerInspect } from './commands/inspect.js'
 import { registerReplay } from './commands/replay.js'
@@ -65,6 +66,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerVerify(program, exit)
   registerReplay(program, exit)
   registerFork(program, exit)
+  registerDiff(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
   registerTraceCommand(program, exit)
