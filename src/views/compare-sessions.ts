@@ -75,7 +75,7 @@ export function compareSessions(a: readonly SessionEvent[], b: readonly SessionE
   const left = turnFacts(a, options.pricing)
   const right = turnFacts(b, options.pricing)
   const numbers = [...new Set([...left.keys(), ...right.keys()])].sort((x, y) => x - y)
-  const turns = numbers.map((turn) => compareTurn(turn, left.get(turn), right.get(turn), ignoreText))
+  const turns = numbers.map((turn) => compareTurnFacts(turn, left.get(turn), right.get(turn), ignoreText))
   return { same: turns.every((t) => t.same), turns, ignoreText }
 }
 
@@ -112,7 +112,8 @@ export function turnFacts(events: readonly SessionEvent[], pricing?: PricingCata
   return facts
 }
 
-function compareTurn(turn: number, a: TurnFacts | undefined, b: TurnFacts | undefined, ignoreText: boolean): TurnComparison {
+/** One turn of two sessions compared (what {@link compareSessions} does for each turn number). */
+export function compareTurnFacts(turn: number, a: TurnFacts | undefined, b: TurnFacts | undefined, ignoreText = false): TurnComparison {
   if (a === undefined || b === undefined) {
     const only = a === undefined ? 'B' : 'A'
     return { turn, same: false, differences: [`only session ${only} has an ended turn ${turn}`], ...(a !== undefined ? { a } : {}), ...(b !== undefined ? { b } : {}) }
