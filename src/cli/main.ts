@@ -10,6 +10,7 @@ import { registerDiff } from './commands/diff.js'
 import { registerFork } from './commands/fork.js'
 import { registerInspect } from './commands/inspect.js'
 import { registerReplay } from './commands/replay.js'
+import { registerRerun } from './commands/rerun.js'
 import { registerRun } from './commands/run.js'
 import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
@@ -67,6 +68,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerReplay(program, exit)
   registerFork(program, exit)
   registerDiff(program, exit)
+  registerRerun(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
   registerTraceCommand(program, exit)
