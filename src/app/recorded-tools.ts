@@ -19,9 +19,9 @@ interface RecordedCall {
 /**
  * Tool definitions with the same names, descriptions and parameter schemas as the recorded session's (every tool
  * any of its request headers offered, first definition of a name kept), whose bodies answer each call with the
- * recorded `tool/result` of the matching call: the call with the same id, or else the first unused recorded call
- * of the same tool with the same arguments (key order aside), so a session that went live after a divergence still
- * finds its results. A call that was never recorded fails with `REPLAY_DIVERGED`; nothing else ever runs.
+ * recorded `tool/result` of the matching call: the call with the same id (however often the set is used), or else
+ * the first recorded call of the same tool with the same arguments (key order aside) not yet answered that way, so a
+ * session that went live after a divergence still finds its results. A call that was never recorded fails with `REPLAY_DIVERGED`; nothing else ever runs.
  * @example
  * ```ts
  * const harness = createHarness({ adapters: [replayAdapter({ events })], tools: recordedTools(events) })
@@ -49,9 +49,11 @@ export function recordedTools(events: readonly SessionEvent[]): ToolDefinition[]
 
   const answer = (name: string, callId: string, args: unknown): ToolOutput => {
     const canonical = canonicalArguments(args)
-    const same = (c: RecordedCall): boolean => !c.used && c.name === name && c.args === canonical
+    const same = (c: RecordedCall): boolean => c.name === name && c.args === canonical
+    // The same id is the same call, however often the tools are used (one set shared by several replays); a
+    // call matched only by its arguments takes each recorded call once, so repeated calls get their own results.
     const byCallId = byId.get(callId)
-    const call = byCallId !== undefined && same(byCallId) ? byCallId : calls.find(same)
+    const call = byCallId !== undefined && same(byCallId) ? byCallId : calls.find((c) => !c.used && same(c))
     if (call === undefined) {
       throw new HarnessError(`replay diverged: ${name} was called (call ${callId}) with ${clip(canonical)}, which the recording has no call for`, 'REPLAY_DIVERGED')
     }

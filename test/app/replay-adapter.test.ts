@@ -167,8 +167,13 @@ describe('recordedTools', () => {
     const lookup = tools[0] as ToolDefinition
     // Another id (a live model mints its own), the same tool and arguments: the recorded result.
     expect(await lookup.execute({ word: 'cat' }, { callId: 'other', signal: new AbortController().signal } as never)).toEqual({ content: [{ type: 'text', text: 'cat: a thing' }] })
-    // Each recorded call answers once.
+    // Matched by arguments, each recorded call answers once; by its own id, every time (a set shared by replays).
     await expect(async () => lookup.execute({ word: 'cat' }, { callId: 'other2' } as never)).rejects.toMatchObject({ code: 'REPLAY_DIVERGED' })
+    const id = (events.find((e) => e.type === 'tool/call') as SessionEvent & { data: { callId: string } }).data.callId
+    expect(await lookup.execute({ word: 'cat' }, { callId: id } as never)).toEqual({ content: [{ type: 'text', text: 'cat: a thing' }] })
+    expect(await lookup.execute({ word: 'cat' }, { callId: id } as never)).toEqual({ content: [{ type: 'text', text: 'cat: a thing' }] })
+    // The same id with other arguments is another call.
+    await expect(async () => lookup.execute({ word: 'dog' }, { callId: id } as never)).rejects.toMatchObject({ code: 'REPLAY_DIVERGED' })
   })
 
   it('a call the recording never made fails REPLAY_DIVERGED in the log, and nothing runs', async () => {
