@@ -124,6 +124,32 @@ describe('replayAdapter', () => {
     expect(adapter.divergences.at(-1)).toMatchObject({ request: 4, path: 'request', expected: null })
   })
 
+  it('a history entry rewritten in place (a pruned tool result) is found, though the history keeps its length and tail', async () => {
+    const prune = (agent: { session: { events: readonly SessionEvent[]; append: (...args: never[]) => unknown } }): void => {
+      const result = agent.session.events.find((e) => e.type === 'tool/result') as SessionEvent
+      const data = result.data as { message: { content: object[] } }
+      const block = { ...(data.message.content[0] as object), content: [{ type: 'text', text: '(pruned)' }] }
+      ;(agent.session.append as (type: string, data: unknown, options: unknown) => unknown)('tool/result', { ...data, message: { ...data.message, content: [block] } }, { surfaceOp: { op: 'replace', start: result.seq, end: result.seq }, sourceEventSeqs: [result.seq] })
+    }
+    const play = async (adapter: ReturnType<typeof replayAdapter> | ReturnType<typeof scriptedAdapter>, tools: readonly ToolDefinition<never>[], pruning: boolean) => {
+      const harness = createHarness({ adapters: [adapter], tools, system: 'You are terse.' })
+      const agent = await harness.createAgent({ provider: 'scripted', model: 'm' })
+      await agent.run('what is a cat?')
+      if (pruning) prune(agent as never)
+      await agent.run('thanks')
+      const events = [...agent.session.events]
+      await harness.close()
+      return events
+    }
+    const recorded = await play(scriptedAdapter({ script: SCRIPT, models: MODELS }), countingTools().tools, true)
+    const same = replayAdapter({ events: recorded })
+    await play(same, recordedTools(recorded), true)
+    expect(same.divergences).toEqual([])
+    const unpruned = replayAdapter({ events: recorded })
+    await play(unpruned, recordedTools(recorded), false)
+    expect(unpruned.divergences).toEqual([{ request: 3, path: 'messages[2].content[0].content[0].text', expected: '(pruned)', actual: 'cat: a thing' }])
+  })
+
   it('refuses live mode without a live adapter, and a recording with no request without a provider', () => {
     expect(() => replayAdapter({ events: [], onDivergence: 'live' })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
     expect(() => replayAdapter({ events: [] })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
