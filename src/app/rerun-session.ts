@@ -110,7 +110,7 @@ export async function rerunSession(options: RerunOptions): Promise<RerunReport> 
       for (const message of recorded.input) agent.followup(message)
       await agent.whenIdle()
       if (onTurn !== undefined) {
-        const fresh = turnFacts(agent.session.events, pricing).get(plan.turn)
+        const fresh = turnFacts(agent.session.events, pricing, plan.turn).get(plan.turn)
         onTurn(compareTurnFacts(recorded.turn, originalFacts.get(recorded.turn), fresh, ignoreText))
       }
     }

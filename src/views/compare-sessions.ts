@@ -79,31 +79,38 @@ export function compareSessions(a: readonly SessionEvent[], b: readonly SessionE
   return { same: turns.every((t) => t.same), turns, ignoreText }
 }
 
-/** Each ended turn of a log, by number. */
-export function turnFacts(events: readonly SessionEvent[], pricing?: PricingCatalogue): Map<number, TurnFacts> {
-  const steps = new Map<number, number>()
-  const ended: number[] = []
-  for (const e of events) {
-    if (e.type === 'step/start') {
-      const turn = (e.data as { turn: number }).turn
-      steps.set(turn, (steps.get(turn) ?? 0) + 1)
-    }
-    if (e.type === 'turn/end') ended.push((e.data as { turn: number }).turn)
-  }
+/**
+ * Each ended turn of a log, by number (only turn `only` when given). One pass over the log to find the turns, then
+ * each turn folded from its own slice, so a long log costs O(events), not O(turns × events).
+ */
+export function turnFacts(events: readonly SessionEvent[], pricing?: PricingCatalogue, only?: number): Map<number, TurnFacts> {
+  const spans = new Map<number, { from: number; to?: number; steps: number }>()
+  events.forEach((e, i) => {
+    if (e.type !== 'turn/start' && e.type !== 'step/start' && e.type !== 'turn/end') return
+    const turn = (e.data as { turn: number }).turn
+    if (only !== undefined && turn !== only) return
+    if (e.type === 'turn/start') spans.set(turn, { from: i, steps: 0 })
+    const span = spans.get(turn)
+    if (span === undefined) return
+    if (e.type === 'step/start') span.steps++
+    if (e.type === 'turn/end') span.to = i
+  })
   const costs = pricing === undefined ? undefined : sessionCost(events, pricing)
+  const costOf = new Map((costs?.turns ?? []).map((t) => [t.turn, t.cost]))
   const facts = new Map<number, TurnFacts>()
-  for (const turn of ended) {
-    const result = turnResult('', events, { turn })
+  for (const [turn, span] of spans) {
+    if (span.to === undefined) continue
+    const result = turnResult('', events.slice(span.from, span.to + 1), { turn })
     if (result === undefined) continue
-    const turnCost = costs?.turns.find((t) => t.turn === turn)
+    const turnCost = costOf.get(turn)
     const cost: CostFigure | undefined = costs?.currency !== undefined && turnCost !== undefined
-      ? { total: Math.round(turnCost.cost * 1e6) / 1e6, currency: costs.currency, ...(costs.asOf !== undefined ? { asOf: costs.asOf } : {}) }
+      ? { total: Math.round(turnCost * 1e6) / 1e6, currency: costs.currency, ...(costs.asOf !== undefined ? { asOf: costs.asOf } : {}) }
       : undefined
     facts.set(turn, {
       text: result.text,
       toolCalls: result.toolCalls.map((c) => ({ name: c.name, arguments: canonicalArguments(c.arguments) })),
       reason: result.reason,
-      steps: steps.get(turn) ?? 0,
+      steps: span.steps,
       usage: result.usage,
       ...(cost !== undefined ? { cost } : {}),
       durationMs: result.durationMs,

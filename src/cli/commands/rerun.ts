@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { InvalidArgumentError, type Command } from 'commander'
 import { compose } from '../../app/compose.js'
 import { rerunSession, type RerunReport } from '../../app/rerun-session.js'
@@ -76,6 +77,7 @@ async function openStoreOnly(storeFlag: string | undefined): Promise<{ store: Se
 
 async function rerunOne(id: string, flags: RerunFlags, style: Style | undefined): Promise<RerunReport> {
   const toolMode = flags.tools ?? 'recorded'
+  if (flags.system !== undefined && !existsSync(flags.system.replace(/^@/, ''))) throw new CliError(`--system ${flags.system}: no such file`, EXIT.usage)
   const { system, tools: _tools, fromTurn, all: _all, search: _search, limit: _limit, ignoreText, json: _json, ...agentFlags } = flags
   // The recorded route is the default: `session` makes prepareRun take it from the log (as run --session does).
   const prepared = await prepareRun({ ...agentFlags, session: id, ...(system !== undefined ? { system: system.startsWith('@') ? system : `@${system}` } : {}) })
