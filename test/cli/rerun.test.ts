@@ -75,11 +75,11 @@ describe('ledgerloop rerun', () => {
     expect(all.stdout).toContain('all 1 behaved the same')
   }, 60_000)
 
-  it('usage errors: no id and no --all, both, --search without --all, a bad --tools, a turn that is not there', async () => {
+  it('usage errors: no id and no --all, both, --search without --all, a bad --tools, a turn that is not there, a missing --system file', async () => {
     const home = tempHome()
     const id = await recordInto(home)
     const env = cliEnv(home)
-    for (const args of [['rerun'], ['rerun', id, '--all'], ['rerun', id, '--search', 'x'], ['rerun', id, '--tools', 'maybe'], ['rerun', id, '--from-turn', '7', '--script', script(home, 's.json', ORIGINAL)]]) {
+    for (const args of [['rerun'], ['rerun', id, '--all'], ['rerun', id, '--search', 'x'], ['rerun', id, '--tools', 'maybe'], ['rerun', id, '--from-turn', '7', '--script', script(home, 's.json', ORIGINAL)], ['rerun', id, '--system', join(home, 'missing.md')]]) {
       const run = await runCli(args, { env })
       expect({ args, code: run.code }).toEqual({ args, code: 2 })
     }
