@@ -7,9 +7,11 @@ import { CliError, EXIT } from './cli-error.js'
 import { cliDocsPath } from './demo.js'
 import { registerChat } from './commands/chat.js'
 import { registerConfig } from './commands/config.js'
+import { registerDiff } from './commands/diff.js'
 import { registerFork } from './commands/fork.js'
 import { registerInspect } from './commands/inspect.js'
 import { registerReplay } from './commands/replay.js'
+import { registerRerun } from './commands/rerun.js'
 import { registerRun } from './commands/run.js'
 import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
@@ -67,6 +69,8 @@ export function buildProgram(exit: { code: number }): Command {
   registerVerify(program, exit)
   registerReplay(program, exit)
   registerFork(program, exit)
+  registerDiff(program, exit)
+  registerRerun(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
   registerTraceCommand(program, exit)
