@@ -72,7 +72,7 @@ describe('replayAdapter', () => {
     expect(first.reason.kind === 'error' && first.reason.error.message).toMatch(/request 1 diverged from the recording at system: expected "You are terse.", got "You are chatty."/)
     // The logged finish chunk keeps the structured divergence.
     const finish = fresh.find((e) => e.type === 'assistant/chunk' && (e.data as { chunk: { type: string } }).chunk.type === 'finish')
-    expect((finish?.data as { chunk: { reason: { failure: { divergence: unknown } } } }).chunk.reason.failure.divergence).toEqual(adapter.divergences[0])
+    expect((finish?.data as unknown as { chunk: { reason: { failure: { divergence: unknown } } } }).chunk.reason.failure.divergence).toEqual(adapter.divergences[0])
   })
 
   it('an added tool diverges at tools, naming the lists; a changed schema at tools[i].parameters…', async () => {
