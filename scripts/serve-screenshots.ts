@@ -1,12 +1,18 @@
 /**
- * Regenerates docs/serve-list.png and docs/serve-timeline.png: `node --import tsx scripts/serve-screenshots.ts`.
+ * Regenerates docs/serve-list.png, docs/serve-timeline.png, docs/serve-conversation.png and
+ * docs/serve-approval.png: `node --import tsx scripts/serve-screenshots.ts`.
  * Runs a few scripted sessions on a fresh server (completed with tools, cancelled, failed, waiting for an
- * approval) and photographs the page in headless Chromium. Also times opening a 10,000-event session.
+ * approval, and a stored one with reasoning, a refused call, a retry and a failed turn) and photographs the page
+ * in headless Chromium. Also times opening a long session.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { launchChromium } from '../test/server/browser.js'
-import { createHarness, JsonlStore, scriptedAdapter } from '../src/index.js'
+import { builtinTools, createHarness, JsonlStore, scriptedAdapter } from '../src/index.js'
+import { createLedgerServer } from '../src/server/index.js'
 import { serveTools, startServe, TOKEN } from '../test/server/serve-fixture.js'
+import { writeStoredSession } from '../test/server/stored-session.js'
 
 const docs = join(import.meta.dirname, '../docs')
 const f = await startServe()
@@ -23,13 +29,48 @@ async function session(prompts: string[], settle = true): Promise<string> {
   return id
 }
 
+// A second server with the built-in file tools on a scratch folder: an edit_file waiting for approval, with its
+// diff against the file.
+async function photographEditApproval(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'ledgerloop-shot-'))
+  writeFileSync(join(root, 'config.yaml'), 'service: api\nreplicas: 2\nimage: api:1.4.2\nport: 8080\n')
+  const edit = { toolCalls: [{ name: 'edit_file', arguments: { path: 'config.yaml', oldText: 'replicas: 2\nimage: api:1.4.2', newText: 'replicas: 3\nimage: api:1.5.0' } }] }
+  const files = await createLedgerServer({
+    store: new JsonlStore({ dir: join(root, '.sessions') }),
+    agents: {
+      adapters: [scriptedAdapter({ script: [{ text: 'I will bump the image and add a replica.', ...edit }, { text: 'Done.' }] })],
+      tools: builtinTools({ root }),
+      defaults: { provider: 'scripted', model: 'm1' },
+      cwd: root,
+    },
+    token: TOKEN,
+    port: 0,
+  })
+  const base = await files.listen()
+  try {
+    const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+    const { id } = (await (await fetch(`${base}/api/sessions`, { method: 'POST', headers, body: '{}' })).json()) as { id: string }
+    await fetch(`${base}/api/sessions/${id}/followup`, { method: 'POST', headers, body: JSON.stringify({ text: 'roll out api 1.5.0 with one more replica' }) })
+    const page = await browser.context.newPage()
+    await page.goto(`${base}/?token=${TOKEN}#/s/${id}/conversation`)
+    await page.waitForSelector('.approval .diff-lines')
+    await page.waitForTimeout(300)
+    await page.screenshot({ path: join(docs, 'serve-approval.png') })
+    await page.close()
+  } finally {
+    await files.close()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
 try {
   const main = await session(['echo the build log', 'slow summary of it', 'echo once more', 'hello'])
   await session(['hello there'])
   const cancelled = await session(['hang until cancelled'], false)
   await new Promise((r) => setTimeout(r, 300))
   await f.post(`/api/sessions/${cancelled}/cancel`)
-  await session(['deploy the release'], false)
+  const deploying = await session(['deploy the release'], false)
+  const stored = await writeStoredSession(f.dir)
   await new Promise((r) => setTimeout(r, 500))
 
   const page = await browser.context.newPage()
@@ -44,6 +85,15 @@ try {
   await page.waitForSelector('.request-panel')
   await page.waitForTimeout(300)
   await page.screenshot({ path: join(docs, 'serve-timeline.png') })
+
+  await page.goto(`${f.base}/#/s/${stored}/conversation`)
+  await page.waitForSelector('.chat-error')
+  await page.waitForTimeout(300)
+  await page.screenshot({ path: join(docs, 'serve-conversation.png') })
+
+  await page.goto(`${f.base}/#/s/${deploying}/conversation`)
+  await page.waitForSelector('.approval .approval-args')
+  await photographEditApproval()
 
   // A long session, written by another harness on the same folder: one turn of 800 tool-call steps.
   const other = createHarness({
@@ -73,13 +123,17 @@ try {
     return Math.round(performance.now() - t)
   })()`
   const scrolled = (await page.evaluate(perKey)) as number
+  const t1 = Date.now()
+  await page.goto(`${f.base}/#/s/${long}/conversation`)
+  await page.waitForSelector('.chat-tool >> nth=799')
+  const conversed = Date.now() - t1
   // The same on the small session, to tell the page's work from this machine's load.
   await page.goto(`${f.base}/#/s/${main}`)
   await page.waitForSelector('.row.kind-turn')
   const small = (await page.evaluate(perKey)) as number
   const rendered = await page.locator('.row').count()
   const rows = ((await (await f.api(`/api/sessions/${long}/timeline`)).json()) as { rows: unknown[] }).rows.length
-  console.log(`a ${events}-event session (${rows} timeline rows): opened in ${opened} ms, 50 × PageDown (each to the next frame) in ${scrolled} ms (a 20-row session: ${small} ms), ${rendered} row elements in the DOM`)
+  console.log(`a ${events}-event session (${rows} timeline rows): opened in ${opened} ms (its conversation in ${conversed} ms), 50 × PageDown (each to the next frame) in ${scrolled} ms (a 20-row session: ${small} ms), ${rendered} row elements in the DOM`)
 } finally {
   await browser.close()
   await f.close()

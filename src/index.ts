@@ -23,7 +23,24 @@ export type { PreparedCall, StreamMiddleware } from './llm/registry.js'
 export { scriptedAdapter, scriptChunks } from './llm/adapters/scripted.js'
 export type { ScriptStep, ScriptedAdapter, ScriptedAdapterOptions } from './llm/adapters/scripted.js'
 
-export type { CancelCause, CoreEventData, CoreEventType, RequestHeader, SessionEvent, SurfaceOp, TurnEndReason } from './session/events.js'
+export type {
+  CancelCause,
+  CoreEventData,
+  CoreEventType,
+  EventEnvelope,
+  EventRecord,
+  KnownSessionEvent,
+  LoggedData,
+  OtherSessionEvent,
+  RequestHeader,
+  SessionEvent,
+  SessionEventDataMap,
+  SessionEventOf,
+  SurfaceOp,
+  TurnEndReason,
+} from './session/events.js'
+// The data shapes of ledgerloop's own plugin events, declared into SessionEventDataMap (types only).
+import './plugins/event-data.js'
 export { KNOWN_EVENT_TYPES, SURFACE_TYPES } from './session/events.js'
 export { Session, SESSION_FORMAT_VERSION } from './session/session.js'
 export type { AppendOptions, SessionHeader, SessionOptions, SessionWiring } from './session/session.js'
@@ -96,7 +113,7 @@ export type { CostBudgetExceededData, CostBudgetOptions, CostBudgetUnpricedData 
 export { mcpTools } from './plugins/mcp/mcp.js'
 export type { McpHttpServer, McpServerConfig, McpStdioServer, McpToolsOptions, ToolSet } from './plugins/mcp/mcp.js'
 export { telemetryPlugin, traceSession, TELEMETRY_SCOPE } from './plugins/telemetry/telemetry.js'
-export type { TelemetryPluginOptions } from './plugins/telemetry/telemetry.js'
+export type { TelemetryPluginOptions, TelemetryTracerProvider } from './plugins/telemetry/telemetry.js'
 
 export { buildSessionTree } from './views/session-tree.js'
 export type { RequestNode, SessionTree, StepNode, ToolNode, TurnNode } from './views/session-tree.js'
@@ -118,3 +135,11 @@ export type { ReasoningDeltaPart, StepEndPart, StepStartPart, TextDeltaPart, Too
 export type { UsageTotals } from './llm/token-usage.js'
 export { replaySession } from './app/replay-session.js'
 export type { ModelFacts, ReplayReport } from './app/replay-session.js'
+export { replayAdapter } from './app/replay-adapter.js'
+export type { ReplayAdapter, ReplayAdapterOptions, ReplayDivergedFailure } from './app/replay-adapter.js'
+export { recordedTools } from './app/recorded-tools.js'
+export type { Divergence } from './views/request-divergence.js'
+export { compareSessions } from './views/compare-sessions.js'
+export type { CompareOptions, ComparedToolCall, SessionComparison, TurnComparison, TurnFacts } from './views/compare-sessions.js'
+export { rerunSession } from './app/rerun-session.js'
+export type { RerunOptions, RerunReport } from './app/rerun-session.js'

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import type { SessionEvent, SessionStore } from '../../src/index.js'
+import type { JsonValue, SessionEvent, SessionStore } from '../../src/index.js'
 
 const { values } = parseArgs({
   options: {
@@ -47,8 +47,8 @@ async function build(kind: Kind): Promise<void> {
   if (await store.has('big')) return store.close()
   const writer = await store.create(new lib.Session({ id: 'big' }).header)
   let seq = 0
-  const push = (type: string, data: SessionEvent['data']): void => {
-    writer.append(Object.freeze({ type, seq, time: 1_700_000_000_000 + seq, data }))
+  const push = (type: string, data: JsonValue): void => {
+    writer.append(Object.freeze({ type, seq, time: 1_700_000_000_000 + seq, data }) as SessionEvent)
     seq++
   }
   push('turn/start', { turn: 1 })

@@ -16,7 +16,7 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createHarness, defineTool, MemoryStore, scriptChunks, Session, type GenerateOptions, type LlmAdapter, type SessionEvent, type SessionStore, type StreamChunk } from '../../src/index.js'
+import { createHarness, defineTool, MemoryStore, scriptChunks, Session, type GenerateOptions, type JsonValue, type LlmAdapter, type SessionEvent, type SessionStore, type StreamChunk } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { encodeRecordLines } from '../../src/store/session-file.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
@@ -45,8 +45,8 @@ const loadSizes = values.load === '' ? [] : values.load.split(',').map(Number)
 
 function workload(total: number): SessionEvent[] {
   const events: SessionEvent[] = []
-  const push = (type: string, data: SessionEvent['data']): void => {
-    events.push(Object.freeze({ type, seq: events.length, time: 1_700_000_000_000 + events.length, data }))
+  const push = (type: string, data: JsonValue): void => {
+    events.push(Object.freeze({ type, seq: events.length, time: 1_700_000_000_000 + events.length, data }) as SessionEvent)
   }
   for (let step = 1; events.length < total; step++) {
     push('step/start', { turn: 1, step })

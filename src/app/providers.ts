@@ -14,7 +14,7 @@ import type { EffectiveConfig, ProviderSpec } from './config.js'
 export const SCRIPTED_PROVIDER = 'scripted'
 
 /** A demo command line shown whenever the user needs a way to try ledgerloop without a key. */
-export const DEMO_HINT = 'ledgerloop run --script examples/scripts/demo.json "Take notes"'
+export const DEMO_HINT = 'ledgerloop run --demo'
 
 /** The model route a command talks to. */
 export interface ModelRoute {

@@ -4,11 +4,14 @@ import { Command, CommanderError } from 'commander'
 import { HarnessError } from '../errors/harness-error.js'
 import { UsageError } from '../app/usage-error.js'
 import { CliError, EXIT } from './cli-error.js'
+import { cliDocsPath } from './demo.js'
 import { registerChat } from './commands/chat.js'
 import { registerConfig } from './commands/config.js'
+import { registerDiff } from './commands/diff.js'
 import { registerFork } from './commands/fork.js'
 import { registerInspect } from './commands/inspect.js'
 import { registerReplay } from './commands/replay.js'
+import { registerRerun } from './commands/rerun.js'
 import { registerRun } from './commands/run.js'
 import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
@@ -17,6 +20,7 @@ import { registerCompactCommand } from './commands/compact.js'
 import { registerTraceCommand } from './commands/trace.js'
 import { registerWorkerCommand } from './commands/worker.js'
 import { registerServe } from './commands/serve.js'
+import { registerAcp } from './commands/acp.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -38,7 +42,7 @@ Examples:
   ledgerloop sessions --search tests           find a session
   ledgerloop inspect 56af                      a session by id prefix: turns, steps, requests, cost
   ledgerloop verify 56af && ledgerloop replay 56af
-  ledgerloop run --script examples/scripts/demo.json "Take notes"   offline demo, no key
+  ledgerloop run --demo                        offline demo: a scripted model, no key
 
 Environment:
   DEEPSEEK_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY   provider keys (never written anywhere)
@@ -48,7 +52,7 @@ Environment:
   LEDGERLOOP_IDLE_TIMEOUT     idle timeout in seconds     LEDGERLOOP_RETRIES    retries per request
   LEDGERLOOP_REASONING_EFFORT reasoning effort            NO_COLOR              no colours
 
-Docs: docs/cli.md. Exit codes: 0 completed, 1 failed, 2 usage, 130 Ctrl-C, 141 stdout closed, 143 SIGTERM.`
+Docs: ${cliDocsPath()}. Exit codes: 0 completed, 1 failed, 2 usage, 130 Ctrl-C, 141 stdout closed, 143 SIGTERM.`
 
 /** Builds the command tree; each action stores its exit code in `exit`. */
 export function buildProgram(exit: { code: number }): Command {
@@ -65,11 +69,14 @@ export function buildProgram(exit: { code: number }): Command {
   registerVerify(program, exit)
   registerReplay(program, exit)
   registerFork(program, exit)
+  registerDiff(program, exit)
+  registerRerun(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
   registerTraceCommand(program, exit)
   registerWorkerCommand(program, exit)
   registerServe(program, exit)
+  registerAcp(program, exit)
   registerConfig(program, exit)
   program.addHelpText('after', MAIN_HELP)
 

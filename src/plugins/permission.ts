@@ -24,6 +24,8 @@ export interface PermissionRules {
 /** What the `ask` callback is asked. */
 export interface PermissionQuestion {
   readonly tool: string
+  /** The model's id of the call asked about (what a client shows the question beside, e.g. ACP's tool call). */
+  readonly callId: string
   readonly arguments: JsonValue
   /** The call's subject (command, path, …) shown to the user. */
   readonly subject: string
@@ -144,7 +146,7 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
         }
         let given: Awaited<ReturnType<NonNullable<PermissionPluginOptions['ask']>>>
         try {
-          given = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal, ...asksNetwork })
+          given = await options.ask({ tool: call.name, callId: call.callId, arguments: call.arguments, subject: subjectOf(call), reason, signal, ...asksNetwork })
         } catch (error) {
           // The question went unanswered (a closed prompt, a cancelled turn): the audit log still says the call
           // was not allowed; the loop turns the failure into the call's result.

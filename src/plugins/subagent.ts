@@ -3,7 +3,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { JsonValue } from '../json/lossless.js'
 import { addTokenUsage, emptyTokenTotals, type TokenTotals } from '../llm/token-usage.js'
 import type { AssistantMessage, TokenUsage } from '../llm/types.js'
-import { dataOf, type SessionEvent, type TurnEndReason } from '../session/events.js'
+import type { SessionEvent, TurnEndReason } from '../session/events.js'
 import { defineTool, type DefinedTool } from '../tools/define-tool.js'
 import type { DelegatedAgent, ToolContext, ToolDefinition, ToolOutput } from '../tools/types.js'
 import type { Agent } from '../loop/agent.js'
@@ -204,9 +204,9 @@ function summarizeTurn(events: readonly SessionEvent[]): TurnSummary {
   const summary: TurnSummary = { reason: undefined, steps: 0, text: '', usage: emptyTokenTotals() }
   for (const e of events) {
     if (e.type === 'step/start') summary.steps++
-    else if (e.type === 'turn/end') summary.reason = dataOf(e, 'turn/end').reason
+    else if (e.type === 'turn/end') summary.reason = e.data.reason
     else if (e.type === 'assistant/message') {
-      const d = dataOf(e, 'assistant/message')
+      const d = e.data
       addTokenUsage(summary.usage, d.usage)
       const text = textOf(d.message)
       if (text !== '') summary.text = text

@@ -1,7 +1,6 @@
 import { HarnessError } from '../errors/harness-error.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
-import { dataOf } from '../session/events.js'
 import type { LedgerHooks } from '../loop/hook-types.js'
 
 /** Options of {@link turnBudgetPlugin}. */
@@ -40,7 +39,7 @@ export function turnBudgetPlugin(options: TurnBudgetOptions): Plugin<HookRegistr
     setup(hooks) {
       const offCount = hooks.on('session/event', ({ session, event }) => {
         if (event.type !== 'assistant/message') return
-        const d = dataOf(event, 'assistant/message')
+        const d = event.data
         if (d.usage === undefined) return
         const entry = tokens.get(session.id)
         const used = d.usage.inputTokens + d.usage.outputTokens + (d.usage.cacheReadTokens ?? 0) + (d.usage.cacheWriteTokens ?? 0)

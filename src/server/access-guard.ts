@@ -90,7 +90,10 @@ export class AccessGuard {
     const bearer = auth !== undefined && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, '').trim() : undefined
     const given = bearer ?? queryToken
     if (given === undefined || given === '') return { status: 401, code: 'UNAUTHORIZED', message: 'a token is required: Authorization: Bearer TOKEN, or ?token=TOKEN' }
-    if (!timingSafeEqual(digest(given), this.#token)) return { status: 401, code: 'UNAUTHORIZED', message: 'the token is not valid' }
+    // Said apart from a missing token: a wrong one is usually a stale URL from before `serve` restarted.
+    if (!timingSafeEqual(digest(given), this.#token)) {
+      return { status: 401, code: 'UNAUTHORIZED', message: 'the token given is not this server\'s: use the one in the URL serve printed at its start (a restart makes a new one unless --token is set)' }
+    }
     return undefined
   }
 }

@@ -4,9 +4,33 @@ import { requestWithDiff } from '../views/request-view.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { costFigure, type PricingCatalogue } from '../views/cost.js'
 import { buildTimeline } from '../views/timeline.js'
+import { buildConversation } from '../views/conversation.js'
+import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
+import { sessionActivity } from '../views/session-activity.js'
 import { foldRequestHeader } from '../session/request-header.js'
+import { previewApproval } from './approval-preview.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
+import {
+  acceptedSchema,
+  answeredSchema,
+  answers,
+  approvalsSchema,
+  compactionSchema,
+  createdSchema,
+  eventPageSchema,
+  READ_ERRORS,
+  requestSchema,
+  SESSION_READ_ERRORS,
+  SESSION_WRITE_ERRORS,
+  sessionPageSchema,
+  sessionSchema,
+  streamSchema,
+  timelineSchema,
+  conversationSchema,
+  approvalPreviewSchema,
+  verifySchema,
+} from './api-schemas.js'
 import { refuseBody } from './request-validation.js'
 import type { SessionDirectory } from './session-directory.js'
 import type { ApprovalVerdict, SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
@@ -19,6 +43,11 @@ export interface ApiContext {
   readonly stream?: EventStreamOptions
   /** Prices for the `cost` figures (none: no cost in the answers). */
   readonly pricing?: PricingCatalogue
+  /**
+   * Where the file tools of the sessions this server runs are confined (its agents' `cwd`): approval previews
+   * read the current file there. Unset when sessions run elsewhere (a worker fleet): a session's header `cwd`.
+   */
+  readonly toolRoot?: string
 }
 
 const STATUSES: readonly SessionRunStatus[] = ['running', 'awaiting-approval', 'idle', 'stored']
@@ -33,7 +62,6 @@ const textBody = {
   additionalProperties: false,
   properties: { text: { type: 'string', minLength: 1, maxLength: 1_000_000 } },
 } as const
-const accepted = { 202: { description: 'queued', type: 'object', properties: { accepted: { type: 'boolean' } } } } as const
 
 /** Registers every `/api/` route (the route table of docs/serve.md, "The API"). */
 export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -55,6 +83,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
             offset: { type: 'integer', minimum: 0, default: 0 },
           },
         },
+        response: answers({ 200: sessionPageSchema }, READ_ERRORS),
       },
     },
     async (request) => {
@@ -80,7 +109,8 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
             system: { type: 'string', maxLength: 200_000 },
           },
         },
-        response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+        // It creates the session and has no path parameter: no 404, 409 or 414.
+        response: answers({ 201: createdSchema }, SESSION_WRITE_ERRORS.filter((s) => s !== 404 && s !== 409 && s !== 414)),
       },
     },
     async (request, reply) => {
@@ -89,16 +119,20 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id', { schema: { summary: 'A session: header, status, summary and model', tags: ['sessions'], params: idParams } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/api/sessions/:id', { schema: { summary: 'A session: header, status, summary and model', tags: ['sessions'], params: idParams, response: answers({ 200: sessionSchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { id } = request.params
     const { header, events } = await feed.read(id)
     await input.refresh?.([id])
     const config = foldRequestHeader(events)?.config
     const cost = costFigure(events, ctx.pricing)
+    const status = input.status(id)
+    const activity = sessionActivity(events, status)
     return {
       id,
       header,
-      status: input.status(id),
+      status,
+      // What it is doing or waiting for now, or why its last turn was cut off (absent at rest).
+      ...(activity !== undefined ? { activity } : {}),
       events: events.length,
       // title, turns, lastReason and usage: the summary's usage is the figure sessionUsage would sum again.
       ...summarizeLog(events),
@@ -119,6 +153,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
           additionalProperties: false,
           properties: { after: { type: 'integer', minimum: -1, default: -1 }, limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 } },
         },
+        response: answers({ 200: eventPageSchema }, SESSION_READ_ERRORS),
       },
     },
     async (request) => {
@@ -138,6 +173,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags: ['events'],
         params: idParams,
         querystring: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: -1 } } },
+        response: answers({ 200: streamSchema }, SESSION_READ_ERRORS),
       },
     },
     async (request, reply) => {
@@ -149,7 +185,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   for (const kind of ['followup', 'steer', 'inject'] as const) {
     app.post<{ Params: { id: string }; Body: { text: string } }>(
       `/api/sessions/:id/${kind}`,
-      { schema: { summary: `Queue input (${kind})`, tags: ['input'], params: idParams, body: textBody, response: accepted } },
+      { schema: { summary: `Queue input (${kind})`, tags: ['input'], params: idParams, body: textBody, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) } },
       async (request, reply) => {
         await input[kind](request.params.id, request.body.text)
         return reply.code(202).send({ accepted: true })
@@ -160,7 +196,15 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Params: { id: string } }>(
     '/api/sessions/:id/compact',
     // No body: an unknown field must not pass for an option (`{"keep":…}` once ran a compaction it did not shape).
-    { schema: { summary: 'Compact the older history of an idle session now (logged like an automatic compaction); takes no body', tags: ['input'], params: idParams }, preValidation: refuseBody },
+    {
+      schema: {
+        summary: 'Compact the older history of an idle session now (logged like an automatic compaction); takes no body',
+        tags: ['input'],
+        params: idParams,
+        response: answers({ 200: compactionSchema }, [...SESSION_WRITE_ERRORS, 501]),
+      },
+      preValidation: refuseBody,
+    },
     async (request, reply) => {
       if (input.compact === undefined) {
         return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, and compacting by hand needs the running agent' } })
@@ -169,12 +213,12 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn; takes no body', tags: ['input'], params: idParams, response: accepted }, preValidation: refuseBody }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/api/sessions/:id/cancel', { schema: { summary: 'Cancel the running turn; takes no body', tags: ['input'], params: idParams, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) }, preValidation: refuseBody }, async (request, reply) => {
     await input.cancel(request.params.id)
     return reply.code(202).send({ accepted: true })
   })
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id/approvals', { schema: { summary: 'Tool calls waiting for a decision', tags: ['input'], params: idParams } }, async (request) => ({
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/approvals', { schema: { summary: 'Tool calls waiting for a decision', tags: ['input'], params: idParams, response: answers({ 200: approvalsSchema }, SESSION_READ_ERRORS) } }, async (request) => ({
     approvals: await input.approvals(request.params.id),
   }))
 
@@ -186,12 +230,33 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags: ['input'],
         params: { type: 'object', required: ['id', 'callId'], properties: { ...idParams.properties, callId: { type: 'string', minLength: 1, maxLength: 200 } } },
         body: { type: 'object', required: ['decision'], additionalProperties: false, properties: { decision: { type: 'string', enum: ['allow', 'deny', 'always'] } } },
+        response: answers({ 200: answeredSchema }, SESSION_WRITE_ERRORS),
       },
     },
     async (request, reply) => {
       const { id, callId } = request.params
       if (!(await input.answer(id, callId, request.body.decision))) return reply.code(404).send(notFound(`no tool call '${callId}' is waiting for a decision in session '${id}'`))
       return { answered: callId, decision: request.body.decision }
+    },
+  )
+
+  app.get<{ Params: { id: string; callId: string } }>(
+    '/api/sessions/:id/approvals/:callId/preview',
+    {
+      schema: {
+        summary: "What a pending tool call would do: a bash command, a write_file / edit_file diff against the file as it is now (read under the session's working folder), else its arguments",
+        tags: ['input'],
+        params: { type: 'object', required: ['id', 'callId'], properties: { ...idParams.properties, callId: { type: 'string', minLength: 1, maxLength: 200 } } },
+        response: answers({ 200: approvalPreviewSchema }, SESSION_READ_ERRORS),
+      },
+    },
+    async (request, reply) => {
+      const { id, callId } = request.params
+      const pending = (await input.approvals(id)).find((a) => a.callId === callId)
+      if (pending === undefined) return reply.code(404).send(notFound(`no tool call '${callId}' is waiting for a decision in session '${id}'`))
+      const { header } = await feed.read(id)
+      // A stored session started elsewhere keeps its own header cwd, but this server's tools run on its own root.
+      return previewApproval(pending, ctx.toolRoot ?? header.cwd)
     },
   )
 
@@ -202,6 +267,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         summary: 'The n-th model request (1-based) rebuilt from the log, with its diff from request n-1',
         tags: ['views'],
         params: { type: 'object', required: ['id', 'n'], properties: { ...idParams.properties, n: { type: 'integer', minimum: 1 } } },
+        response: answers({ 200: requestSchema }, SESSION_READ_ERRORS),
       },
     },
     async (request, reply) => {
@@ -209,16 +275,26 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { events } = await feed.read(id)
       const rebuilt = requestWithDiff(events, n)
       if (rebuilt === undefined) return reply.code(404).send(notFound(`session '${id}' has no request ${n}`))
-      return { ...rebuilt.request, count: rebuilt.count, diff: rebuilt.diff ?? null }
+      const failure = requestFailureAt(events, rebuilt.request.lastSeq)
+      return { ...rebuilt.request, count: rebuilt.count, diff: rebuilt.diff ?? null, ...(failure !== undefined ? { failure } : {}) }
     },
   )
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id/timeline', { schema: { summary: 'The session as waterfall rows (turns, steps, requests, tool calls)', tags: ['views'], params: idParams } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/timeline', { schema: { summary: 'The session as waterfall rows (turns, steps, requests, tool calls)', tags: ['views'], params: idParams, response: answers({ 200: timelineSchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { header, events } = await feed.read(request.params.id)
-    return buildTimeline(header, events)
+    return withRequestFailures(buildTimeline(header, events), events)
   })
 
-  app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams } }, async (request) => {
+  app.get<{ Params: { id: string } }>(
+    '/api/sessions/:id/conversation',
+    { schema: { summary: 'The session as a conversation: per turn its prompts, answers, tool calls with decisions and results, retries and end', tags: ['views'], params: idParams, response: answers({ 200: conversationSchema }, SESSION_READ_ERRORS) } },
+    async (request) => {
+      const { events } = await feed.read(request.params.id)
+      return buildConversation(events)
+    },
+  )
+
+  app.get<{ Params: { id: string } }>('/api/sessions/:id/verify', { schema: { summary: 'Check the log grammar and rebuild every request', tags: ['views'], params: idParams, response: answers({ 200: verifySchema }, SESSION_READ_ERRORS) } }, async (request) => {
     const { id } = request.params
     const busy = (): boolean => input.status(id) === 'running' || input.status(id) === 'awaiting-approval'
     // A session running right now legitimately ends inside a turn. A port that learns statuses from elsewhere
@@ -239,7 +315,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags: ['sessions'],
         params: idParams,
         body: { type: 'object', additionalProperties: false, properties: { at: { type: 'integer', minimum: 0 } } },
-        response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+        response: answers({ 201: createdSchema }, SESSION_WRITE_ERRORS),
       },
     },
     async (request, reply) => {

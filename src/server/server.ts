@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import { HarnessError } from '../errors/harness-error.js'
 import type { SessionStore } from '../store/types.js'
 import { AccessGuard, generateToken, isLoopbackHost } from './access-guard.js'
+import { answers, openapiSchema } from './api-schemas.js'
 import { registerApiRoutes } from './api-routes.js'
 import type { EventStreamOptions } from './event-stream.js'
 import { clientErrorResponse, errorAnswer, errorBody, notFound } from './http-errors.js'
@@ -153,6 +154,9 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
   })
   // Bodies are validated as sent (no coercion, unknown fields refused); paths and query strings are coerced.
   app.setValidatorCompiler(createValidatorCompiler())
+  // Answers are sent as built. The response schemas are the OpenAPI document's description of them, not a
+  // serialiser: Fastify's would silently drop any field a schema does not name.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data))
 
   app.addHook('onRequest', async (request, reply) => {
     if (closing) return reply.code(503).header('connection', 'close').send(errorBody('SERVER_CLOSING', 'the server is shutting down'))
@@ -202,8 +206,10 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
     directory: new SessionDirectory(options.store, feed, input, options.pricing),
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(options.pricing !== undefined ? { pricing: options.pricing } : {}),
+    // The tool root of the sessions run here (LocalSessionHost's default is the current folder, too).
+    ...(options.sessions === undefined ? { toolRoot: options.agents?.cwd ?? process.cwd() } : {}),
   })
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  app.get('/api/openapi.json', { schema: { summary: 'This document', tags: ['meta'], response: answers({ 200: openapiSchema }, [401, 403, 500, 503]) } }, async () => app.swagger())
 
   // The page: a fixed set of files loaded at start, so a path can only ever name one of them.
   app.get('/*', { schema: { hide: true } }, async (request, reply) => {

@@ -1,6 +1,6 @@
 import { HarnessError } from '../errors/harness-error.js'
 import { snapshotJsonFrozen, type JsonValue } from '../json/lossless.js'
-import { SURFACE_TYPES, type SessionEvent, type SurfaceOp } from './events.js'
+import { SURFACE_TYPES, type EventRecord, type SessionEvent, type SurfaceOp } from './events.js'
 
 // The envelope of a session event: how an append builds one, and what adopting a stored one refuses.
 
@@ -33,20 +33,20 @@ export function buildEvent(type: string, seq: number, data: JsonValue, options: 
   // logged event an out-of-object property store). Key order is the envelope's: type seq time data surfaceOp
   // sourceEventSeqs ignorable. data and surface parts are already deep-frozen: freezing the envelope completes it.
   if (ignorable) {
-    if (surfaceOp === undefined && sources === undefined) return Object.freeze({ type, seq, time, data, ignorable: true })
+    if (surfaceOp === undefined && sources === undefined) return typed(Object.freeze({ type, seq, time, data, ignorable: true }))
   } else if (surfaceOp === undefined) {
-    if (sources === undefined) return Object.freeze({ type, seq, time, data })
+    if (sources === undefined) return typed(Object.freeze({ type, seq, time, data }))
   } else if (sources === undefined) {
-    return Object.freeze({ type, seq, time, data, surfaceOp })
+    return typed(Object.freeze({ type, seq, time, data, surfaceOp }))
   } else {
-    return Object.freeze({ type, seq, time, data, surfaceOp, sourceEventSeqs: sources })
+    return typed(Object.freeze({ type, seq, time, data, surfaceOp, sourceEventSeqs: sources }))
   }
   // Combinations the surface rules refuse right after (kept verbatim so the refusal names them).
-  const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { type, seq, time, data }
+  const event: { -readonly [K in keyof EventRecord]: EventRecord[K] } = { type, seq, time, data }
   if (surfaceOp !== undefined) event.surfaceOp = surfaceOp
   if (sources !== undefined) event.sourceEventSeqs = sources
   if (ignorable) event.ignorable = true
-  return Object.freeze(event)
+  return typed(Object.freeze(event))
 }
 
 /**
@@ -65,4 +65,9 @@ export function legacyProblem(type: string, data: unknown): string | undefined {
 /** The `SESSION_CORRUPT` error adopting a stored log throws for its event `seq`, saying `why`. */
 export function corrupt(seq: number, why: string, cause?: unknown): HarnessError {
   return new HarnessError(`session log is corrupt at seq ${seq}: ${why}`, 'SESSION_CORRUPT', { cause })
+}
+
+// An envelope checked here or by the surface rules right after: from now on it is read as the typed union.
+function typed(event: EventRecord): SessionEvent {
+  return event as SessionEvent
 }

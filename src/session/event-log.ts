@@ -89,8 +89,8 @@ export class CompactRun {
 
 /** Builds the frozen `assistant/chunk` event the loop logs for a chunk (the exact envelope and key order). @internal */
 export function chunkEvent(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): SessionEvent {
-  const data = Object.freeze({ turn, step, chunk }) as unknown as SessionEvent['data']
-  return Object.freeze({ type: 'assistant/chunk', seq, time, data })
+  const data = Object.freeze({ turn, step, chunk })
+  return Object.freeze({ type: 'assistant/chunk', seq, time, data }) as SessionEvent
 }
 
 /** One record of an {@link EventLog}: an event kept as is, or a compact chunk run. @internal */

@@ -4,13 +4,16 @@ import type { AssistantMessage, LlmCallConfig, AdapterDefaults, LlmFailure, Stre
 /** How a surface event changes the model-visible history. */
 export type SurfaceOp = 'append' | { readonly op: 'replace'; readonly start: number; readonly end: number }
 
-/** One durable log entry. `seq` is its index in the log, and its only identity. Frozen once logged. */
-export interface SessionEvent {
-  readonly type: string
+/**
+ * What every logged event carries, whatever its type. `seq` is its index in the log, and its only identity.
+ * Frozen once logged.
+ */
+export interface EventEnvelope<T extends string, D> {
+  readonly type: T
   readonly seq: number
   /** `Date.now()` at append. */
   readonly time: number
-  readonly data: JsonValue
+  readonly data: D
   /** Present exactly on the three surface types. */
   readonly surfaceOp?: SurfaceOp
   /** Provenance: the seqs this surface event was derived from. */
@@ -18,6 +21,73 @@ export interface SessionEvent {
   /** A reader that does not know this type may skip it. */
   readonly ignorable?: true
 }
+
+/**
+ * A data shape as the log holds it: the same fields, written so that it is also a {@link JsonValue} (arrays
+ * mutable in the type, interfaces as plain object types). This is what keeps `const d: JsonValue = event.data`
+ * compiling for every member of {@link SessionEvent}; the values themselves are frozen.
+ */
+export type LoggedData<T> = T extends JsonValue
+  ? T
+  : T extends readonly (infer E)[]
+    ? LoggedData<E>[]
+    : T extends object
+      ? { readonly [K in keyof T]: LoggedData<T[K]> }
+      : T
+
+/**
+ * The data shape of every event type ledgerloop knows: the core types ({@link CoreEventData}) and the log-only
+ * types of its own plugins, each declared by its plugin. A plugin of yours declares its own types the same way,
+ * so that `event.type === 'my/type'` narrows `event.data` too:
+ *
+ * @example
+ * ```ts
+ * declare module 'ledgerloop' {
+ *   interface SessionEventDataMap {
+ *     'deploy/started': { readonly target: string }
+ *   }
+ * }
+ * ```
+ */
+export interface SessionEventDataMap extends CoreEventData {
+  /** A session's title (log-only). */
+  'session/title': { readonly title: string }
+}
+
+/** An event of a type in {@link SessionEventDataMap}, its `data` typed by that map. */
+export type KnownSessionEvent = { [K in keyof SessionEventDataMap & string]: EventEnvelope<K, LoggedData<SessionEventDataMap[K]>> }[keyof SessionEventDataMap & string]
+
+/**
+ * An event of any other type (a plugin's that is not declared in {@link SessionEventDataMap}, or an `ignorable`
+ * one written by a newer version). Its `data` is typed `never` on purpose: a `type: string` member can never
+ * be told apart from `'turn/end'` by `===`, so a readable `data` here would widen every narrowed core type back
+ * to `JsonValue`. `never` adds nothing to the narrowed union; read such data as `const d: JsonValue = event.data`.
+ */
+export interface OtherSessionEvent extends EventEnvelope<string, never> {}
+
+/**
+ * One durable log entry: a union discriminated by `type`. `event.type === 'turn/end'` narrows `event.data` to
+ * `{turn, reason}`; every member's `data` is assignable to {@link JsonValue}.
+ *
+ * @example
+ * ```ts
+ * harness.hooks.on('session/event', ({ event }) => {
+ *   if (event.type === 'turn/end') console.log(event.data.turn, event.data.reason.kind)
+ *   if (event.type === 'tool/call') console.log(event.data.name, event.data.arguments)
+ * })
+ * ```
+ */
+export type SessionEvent = KnownSessionEvent | OtherSessionEvent
+
+/**
+ * An event as a caller or a store hands one in, before it is checked: any type, any JSON data. Functions that
+ * validate a log take these (`new Session({ seed })`, `verifySessionLog`), so a hand-built or freshly parsed log
+ * needs no cast; every {@link SessionEvent} is one.
+ */
+export type EventRecord = EventEnvelope<string, JsonValue>
+
+/** The member of {@link SessionEvent} for one known type, e.g. `SessionEventOf<'turn/end'>`. */
+export type SessionEventOf<T extends keyof SessionEventDataMap & string> = Extract<KnownSessionEvent, { readonly type: T }>
 
 /** Why a cancel happened; the first cause of an activity wins. */
 export type CancelCause =

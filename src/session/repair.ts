@@ -119,7 +119,7 @@ export function interruptedTurnClosers(events: readonly SessionEvent[], options:
 export function closerEvents(events: readonly SessionEvent[]): SessionEvent[] {
   const closers = interruptedTurnClosers(events)
   const time = events.length > 0 ? (events[events.length - 1] as SessionEvent).time : 0
-  return closers.map((c, i) => ({ ...c, seq: events.length + i, time }))
+  return closers.map((c, i) => ({ ...c, seq: events.length + i, time }) as SessionEvent)
 }
 
 const TURN_BOUNDARIES: ReadonlySet<string> = new Set(['turn/start', 'turn/end'])
@@ -134,7 +134,7 @@ export function closerEventsOfLog(log: EventLog): SessionEvent[] {
   const tail = log.eventsWithoutChunks(boundary)
   const closers = interruptedTurnClosers(tail)
   const time = (tail[tail.length - 1] as SessionEvent).time
-  return closers.map((c, i) => ({ ...c, seq: log.length + i, time }))
+  return closers.map((c, i) => ({ ...c, seq: log.length + i, time }) as SessionEvent)
 }
 
 /**

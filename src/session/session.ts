@@ -5,7 +5,7 @@ import type { HistoryView } from '../llm/history-view.js'
 import type { ChunkRecord, SessionRecord, TextRecord } from './session-writer.js'
 import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
-import { KNOWN_EVENT_TYPES, type RequestHeader, type SessionEvent, type TurnEndReason } from './events.js'
+import { KNOWN_EVENT_TYPES, type EventRecord, type RequestHeader, type SessionEvent, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
 import { buildEvent, corrupt, ENVELOPE_KEYS, legacyProblem, type AppendOptions } from './event-envelope.js'
 import { VerifiedLog, type LogFold } from './verified-log.js'
@@ -72,7 +72,7 @@ export interface SessionOptions {
    * Events to adopt (a loaded log, or a fork prefix): validated like appends but not published. When `seed`
    * is given and `endSeed` is true, a `session/end-seed` marker is appended after it (fork children).
    */
-  readonly seed?: readonly SessionEvent[]
+  readonly seed?: readonly EventRecord[]
   /**
    * A stored log to adopt before `seed`, in compact form (`StoredSession.log`): validated like a seed, but its
    * packed chunk runs are taken over as they are instead of being materialised into events. A log the store
@@ -476,7 +476,7 @@ export class Session {
     return n === undefined ? -1 : n
   }
 
-  #adopt(raw: SessionEvent, known: ReadonlySet<string>): void {
+  #adopt(raw: EventRecord | SessionEvent, known: ReadonlySet<string>): void {
     const seq = this.#log.length
     if (typeof raw !== 'object' || raw === null) throw corrupt(seq, 'an event must be an object')
     // for…in over own keys (a JSON.parse result or frozen event: no inherited enumerable keys), no key array.
@@ -490,7 +490,7 @@ export class Session {
     if (!known.has(raw.type) && raw.ignorable !== true) {
       throw corrupt(seq, `unknown event type '${raw.type}' is not marked ignorable (written by a newer ledgerloop or a plugin that is not installed?)`)
     }
-    const event = Object.isFrozen(raw) ? raw : (snapshotJsonFrozen(raw, `event ${seq}`) as unknown as SessionEvent)
+    const event = (Object.isFrozen(raw) ? raw : snapshotJsonFrozen(raw, `event ${seq}`)) as SessionEvent
     try {
       this.#surface.validateNext(event, this.#log)
     } catch (error) {

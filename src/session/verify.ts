@@ -1,6 +1,6 @@
 import { BlockAssembler } from '../llm/block-assembler.js'
 import type { StreamChunk } from '../llm/types.js'
-import type { SessionEvent } from './events.js'
+import type { EventRecord, SessionEvent } from './events.js'
 import { LogGrammar } from './log-grammar.js'
 import { canonicalHeader } from './request-header.js'
 import { Surface } from './surface.js'
@@ -19,7 +19,9 @@ export interface VerifyResult {
  * cited chunks assemble into (so the history the model saw is the stream it sent). Never throws.
  * @param options.allowOpenTurn - accept a log that ends inside a turn (a live session)
  */
-export function verifySessionLog(events: readonly SessionEvent[], options: { allowOpenTurn?: boolean } = {}): VerifyResult {
+export function verifySessionLog(records: readonly EventRecord[], options: { allowOpenTurn?: boolean } = {}): VerifyResult {
+  // Checked one by one below: read as the typed union they claim to be.
+  const events = records as readonly SessionEvent[]
   const problems: string[] = []
   const grammar = new LogGrammar()
   const surface = new Surface()

@@ -32,5 +32,5 @@ export function turnEndNotWritten(provisional: SessionEvent, failure: unknown): 
   const message = `turn ${turn} ended ${was}, but that end could not be written to the session log: ${errorChain(failure)}`
   const code = writeFailureCode(failure)
   const data = snapshotJsonFrozen({ turn, reason: { kind: 'error', error: { message, code } } })
-  return Object.freeze({ type: 'turn/end', seq: provisional.seq, time: provisional.time, data })
+  return Object.freeze({ type: 'turn/end', seq: provisional.seq, time: provisional.time, data }) as SessionEvent
 }

@@ -1,4 +1,4 @@
-import { deepFreeze, hasExactKeys } from '../json/lossless.js'
+import { deepFreeze, hasExactKeys, type JsonValue } from '../json/lossless.js'
 import type { StreamChunk } from '../llm/types.js'
 import { CompactRun, type ChunkTemplate, type EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
@@ -127,7 +127,8 @@ const TOOL_KEYS = ['type', 'index', 'id', 'argumentsDelta']
 function packableMember(event: SessionEvent): Member | undefined {
   if (event.type !== 'assistant/chunk' || !hasExactKeys(event, EVENT_KEYS)) return undefined
   if (!Number.isSafeInteger(event.seq) || !Number.isSafeInteger(event.time)) return undefined
-  const data = event.data
+  // Read as plain JSON: this check is what establishes the shape, so it may not assume it.
+  const data: JsonValue = event.data
   if (!isRecord(data) || !hasExactKeys(data, CHUNK_DATA_KEYS)) return undefined
   const { turn, step, chunk } = data
   if (!Number.isSafeInteger(turn) || !Number.isSafeInteger(step) || !isRecord(chunk)) return undefined

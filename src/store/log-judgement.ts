@@ -90,7 +90,7 @@ export function judgeRecords(records: Iterable<SessionEvent | CompactRun>, conte
     probe.seq = seq
     probeData.turn = run.turn
     probeData.step = run.step
-    return probe
+    return probe as SessionEvent
   }
   for (const record of records) {
     if (record instanceof CompactRun) {

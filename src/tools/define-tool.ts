@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv'
+import formats from 'ajv-formats'
 import { z, type ZodType } from 'zod'
 import { HarnessError } from '../errors/harness-error.js'
 import { deepFreeze, snapshotJson, type JsonValue } from '../json/lossless.js'
@@ -63,7 +64,12 @@ function isZod(value: unknown): value is ZodType {
   return typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function'
 }
 
+// The standard `format` names (uri, email, date-time, …) are registered so schemas using them are checked as the
+// MCP SDK checks them; without the table ajv ignores each and says so through console.warn on every compile.
 const ajv = new Ajv({ allErrors: true, strict: false })
+// ajv-formats is CommonJS: under Node's ESM loader the default import is the plugin itself, which also carries
+// itself as `.default` (the name TypeScript's NodeNext view of the module gives it).
+formats.default(ajv)
 
 function compileParameters(name: string, parameters: unknown): { jsonSchema: JsonValue; validate: DefinedTool['validate'] } {
   if (isZod(parameters)) {

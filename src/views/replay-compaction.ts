@@ -101,8 +101,8 @@ function reenact(session: Session, r: RecordedReplace): string | undefined {
   let data: unknown = r.event.data
   if (r.event.type === 'tool/result') {
     // A result rewrite keeps the fresh result's own fields and takes only the recorded body.
-    const fresh = session.at(start)?.data as { message: { content: [{ content: unknown }] } }
-    const recorded = (r.event.data as { message: { content: [{ content: unknown }] } }).message.content[0].content
+    const fresh = session.at(start)?.data as { message: { content: { content: unknown }[] } }
+    const recorded = (r.event.data as { message: { content: { content: unknown }[] } }).message.content[0].content
     data = { ...fresh, message: { ...fresh.message, content: [{ ...fresh.message.content[0], content: recorded }] } }
   }
   try {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll } from 'vitest'
@@ -49,6 +49,9 @@ export function ensureBuilt(): void {
     // The `serve` page's static files and browser libraries (what `npm run build` copies after tsc).
     const copied = spawnSync(process.execPath, [join(REPO, 'scripts/copy-web.mjs')], { cwd: REPO, encoding: 'utf8' })
     if (copied.status !== 0) throw new Error(`copying the web page failed:\n${copied.stdout}${copied.stderr}`)
+    // The build is incremental: it rewrites only what changed, so the entry is stamped for the check above.
+    const now = new Date()
+    utimesSync(CLI, now, now)
   } finally {
     rmdirSync(lock)
   }

@@ -26,7 +26,7 @@ describe('usage errors exit 2 with one clear message', () => {
     expect(run.code).toBe(2)
     expect(run.stdout).toBe('')
     expect(run.stderr).toContain('DEEPSEEK_API_KEY is not set')
-    expect(run.stderr).toContain('--script examples/scripts/demo.json')
+    expect(run.stderr).toContain('ledgerloop run --demo')
     expect(run.stderr.trim().split('\n')).toHaveLength(3)
     expect(sessionFiles(home)).toEqual([])
     const anthropic = await runCli(['chat', '--provider', 'anthropic'], { env: cliEnv(home) })

@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['plugins'], //                retry, permission, budgets, compaction, MCP, telemetry, sub-agents, invariants
   ['harness'], //                createHarness and the session ↔ writer adapter
   ['app'], //                    the one composition: config, providers, store specs, compose, replay
-  ['worker', 'server'], //       shells
+  ['worker', 'server', 'acp'], // shells: the multi-process runtime, the HTTP server, the ACP agent over stdio
   ['cli'], //                    the outermost shell: exit codes and hints live here
 ]
 

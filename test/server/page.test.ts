@@ -137,6 +137,8 @@ describe.skipIf(browserNeeded.skip)('serve web page (headless Chromium)', { time
     await approval.waitFor()
     expect(await approval.innerText()).toContain('deploy')
     await page.waitForSelector('.session[data-status="awaiting-approval"]')
+    // The waterfall says the call waits for a person, not merely that it is open.
+    await page.locator('.row.kind-tool .status', { hasText: /^waiting$/ }).waitFor()
     await approval.locator('button.approve').click()
     await page.waitForSelector('.approval', { state: 'detached' })
     await turnStatus(page, 'completed')

@@ -3,10 +3,10 @@ import fc from 'fast-check'
 import { Session } from '../../src/session/session.js'
 import { foldMessages, projectSurfaceEvent } from '../../src/session/surface.js'
 import type { Message } from '../../src/llm/types.js'
-import type { SessionEvent, SurfaceOp } from '../../src/session/events.js'
+import type { EventRecord, SessionEvent, SurfaceOp } from '../../src/session/events.js'
 import { assistantData, harnessErrorOf, rawLog, toolResultData, userData } from '../support/events.js'
 
-function expectCorrupt(seed: SessionEvent[], pattern: RegExp): void {
+function expectCorrupt(seed: EventRecord[], pattern: RegExp): void {
   const e = harnessErrorOf(() => new Session({ seed }))
   expect(e.code).toBe('SESSION_CORRUPT')
   expect(e.message).toMatch(pattern)

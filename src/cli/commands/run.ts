@@ -6,6 +6,7 @@ import type { Harness } from '../../harness/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
 import { attachRun } from '../attach.js'
 import { CliError, EXIT } from '../cli-error.js'
+import { DEMO_PROMPT, DEMO_SCRIPT } from '../demo.js'
 import { cliPricing, costFigure, createCliHarness } from '../cli-harness.js'
 import { startHarnessExtensions } from '../../app/harness-extensions.js'
 import { CLI_ROUTE_EVENT } from '../../app/providers.js'
@@ -233,10 +234,20 @@ function readTtyLine(signal: AbortSignal): Promise<string | undefined> {
 
 /** Registers `run`. */
 export function registerRun(program: Command, exit: { code: number }): void {
-  addAgentOptions(program.command('run').description('run one turn for PROMPT and exit with its outcome').argument('[prompt...]', 'what to ask; - (or nothing, with input piped in) reads it from stdin'))
+  const command = program
+    .command('run')
+    .description('run one turn for PROMPT and exit with its outcome')
+    .argument('[prompt...]', 'what to ask; - (or nothing, with input piped in) reads it from stdin')
+    .option('--demo', `the offline demo: a scripted model (no key) takes notes in a scratch folder (prompt default "${DEMO_PROMPT}")`)
+  addAgentOptions(command)
     .addHelpText('after', RUN_EXAMPLES)
-    .action(async (prompt: string[], flags: AgentFlags) => {
-      exit.code = await runCommand(prompt, flags)
+    .action(async (prompt: string[], flags: AgentFlags & { readonly demo?: boolean }) => {
+      if (flags.demo !== true) {
+        exit.code = await runCommand(prompt, flags)
+        return
+      }
+      if (flags.script !== undefined) throw new CliError('--demo plays the shipped demo script; leave out --script (or drop --demo)', EXIT.usage)
+      exit.code = await runCommand(prompt.length > 0 ? prompt : [DEMO_PROMPT], { ...flags, script: DEMO_SCRIPT })
     })
 }
 
@@ -246,4 +257,5 @@ Examples:
   ledgerloop run -c "now fix it"                       continue the most recent session
   git diff | ledgerloop run --print "review this diff"  prompt from stdin, only the answer on stdout
   ledgerloop run --yes --root ./sandbox "tidy the notes"
-  ledgerloop run --script examples/scripts/demo.json "Take notes"   offline demo, no key`
+  ledgerloop run --demo                                offline demo: scripted model, no key
+  ledgerloop run --script my-script.json "Take notes"  your own scripted model (a JSON array of script steps)`

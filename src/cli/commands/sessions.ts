@@ -89,7 +89,11 @@ export function sessionsTable(rows: readonly SessionRow[], dim: (s: string) => s
     const size = r.sizeBytes === undefined ? '' : r.sizeBytes < 10_240 ? `${r.sizeBytes} B` : `${Math.round(r.sizeBytes / 1024)} KB`
     const title = r.problem !== undefined ? `(unreadable: ${r.problem})` : r.title === '' ? '(no prompt)' : r.title
     const cost = r.cost !== undefined ? formatCost(r.cost.total, r.cost.currency) : ''
-    const child = isSubagentSession(r) ? dim(`↳ sub-agent of ${String(r.parentSession).slice(0, 8)} (${r.agentProfile ?? '?'}) `) : ''
+    const child = isSubagentSession(r)
+      ? dim(`↳ sub-agent of ${String(r.parentSession).slice(0, 8)} (${r.agentProfile ?? '?'}) `)
+      : r.parentSession !== undefined
+        ? dim(`↳ fork of ${r.parentSession.slice(0, 8)} `)
+        : ''
     return `${r.id}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${child}${title}`
   })
   return `${lines.join('\n')}\n`

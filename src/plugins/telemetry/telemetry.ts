@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import type { Context, Span, Tracer, TracerProvider } from '@opentelemetry/api'
+import type { Context, Span, Tracer } from '@opentelemetry/api'
 import type { LedgerHooks } from '../../loop/hook-types.js'
 import { HarnessError } from '../../errors/harness-error.js'
 import type { Plugin } from '../../hooks/hook-bus.js'
@@ -8,10 +8,20 @@ import type { Message } from '../../llm/types.js'
 import type { SessionEvent } from '../../session/events.js'
 import { SessionSpanBuilder, buildSessionSpans, type SpanSink } from './spans.js'
 
+/**
+ * What {@link telemetryPlugin} needs of an OpenTelemetry `TracerProvider`: any provider of `@opentelemetry/api`
+ * or an SDK fits. Declared here rather than imported, so that the package's types compile for a consumer who
+ * does not install the optional `@opentelemetry/api` (with `skipLibCheck: false` too).
+ */
+export interface TelemetryTracerProvider {
+  /** Returns an OpenTelemetry `Tracer` for the instrumentation scope `name`. */
+  getTracer(name: string, version?: string): unknown
+}
+
 /** Options of {@link telemetryPlugin}. */
 export interface TelemetryPluginOptions {
   /** Where spans go (default: the global provider registered with `@opentelemetry/api`). */
-  readonly tracerProvider?: TracerProvider
+  readonly tracerProvider?: TelemetryTracerProvider
   /**
    * Record message contents (prompts, outputs, system prompt, tool arguments and results) as the
    * `gen_ai.*.messages` / `gen_ai.tool.call.*` attributes. Default false: spans carry names, ids, models,
@@ -56,8 +66,10 @@ function tracerSink(tracer: Tracer, otel: OtelApi, rootContext: () => Context): 
 }
 
 function tracerOf(options: TelemetryPluginOptions, otel: OtelApi): Tracer {
+  // A provider passed in is an OpenTelemetry provider by contract (TelemetryTracerProvider only spells out the
+  // one method, so the public types need not import the optional peer).
   const provider = options.tracerProvider ?? otel.trace.getTracerProvider()
-  return provider.getTracer(TELEMETRY_SCOPE)
+  return provider.getTracer(TELEMETRY_SCOPE) as Tracer
 }
 
 /**

@@ -19,6 +19,11 @@ function initialToken() {
 
 let token = initialToken()
 
+/** True when the page has a token to send (from the URL, this tab's storage, or typed in). */
+export function hasToken() {
+  return token !== ''
+}
+
 /** Replaces the token (typed into the page after a 401). */
 export function setToken(value) {
   token = value.trim()

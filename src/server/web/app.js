@@ -1,26 +1,32 @@
-// The ledgerloop page: a sessions list and one session's timeline, over the `serve` API only.
+// The ledgerloop page: a sessions list and one session's timeline or conversation, over the `serve` API only.
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, setToken } from './api.js'
+import { ApiError, hasToken, setToken } from './api.js'
 import { html } from './html.js'
 import { SessionList } from './session-list.js'
 import { SessionView } from './session-view.js'
 
 function route() {
-  const match = /^#\/s\/([A-Za-z0-9._-]+)/.exec(location.hash)
-  return match !== null ? { page: 'session', id: match[1] } : { page: 'list' }
+  const match = /^#\/s\/([A-Za-z0-9._-]+)(\/conversation)?/.exec(location.hash)
+  return match !== null ? { page: 'session', id: match[1], view: match[2] !== undefined ? 'conversation' : 'timeline' } : { page: 'list' }
 }
 
+// No token and a wrong token are different problems: the first needs the printed URL, the second says the
+// one given is not (or no longer) this server's — a restarted `serve` prints a new one.
 function TokenForm({ onDone }) {
   const [value, setValue] = useState('')
+  const wrong = hasToken()
   return html`
     <form class="token-form" onSubmit=${(e) => {
       e.preventDefault()
       setToken(value)
       onDone()
     }}>
-      <p>This server needs its access token (printed by <code>ledgerloop serve</code> in the page URL).</p>
-      <input type="password" placeholder="token" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} aria-label="token" />
+      ${wrong
+        ? html`<p class="token-problem" role="alert"><strong>That token is not valid for this server.</strong></p>
+            <p>Paste the token from the URL <code>ledgerloop serve</code> printed when it started (a restart prints a new one unless <code>--token</code> is given).</p>`
+        : html`<p class="token-problem"><strong>This server needs its access token.</strong> Open the URL <code>ledgerloop serve</code> printed (it ends in <code>?token=…</code>), or paste the token here.</p>`}
+      <input type="password" autocomplete="off" placeholder="token" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} aria-label="token" />
       <button class="primary" type="submit">Use token</button>
     </form>
   `
@@ -58,7 +64,7 @@ function App() {
           }} />`
         : html`
             ${error !== undefined ? html`<div class="error-banner" role="alert">${error.message}<button onClick=${() => setError(undefined)}>dismiss</button></div>` : ''}
-            ${where.page === 'session' ? html`<${SessionView} id=${where.id} onError=${onError} />` : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
+            ${where.page === 'session' ? html`<${SessionView} id=${where.id} view=${where.view} onError=${onError} />` : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
           `}
     </main>
   `

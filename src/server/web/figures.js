@@ -44,11 +44,13 @@ export function tone(status) {
       return 'bad'
     case 'aborted':
     case 'cancelled':
+    case 'denied':
     case 'interrupted':
       return 'warn'
     case 'blocked':
     case 'max-tokens':
     case 'awaiting-approval':
+    case 'waiting':
       return 'attention'
     case 'open':
     case 'running':

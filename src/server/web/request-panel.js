@@ -43,7 +43,8 @@ function Headers({ request }) {
       <table class="kv">
         <tr><th>Request</th><td>${request.n} of ${request.count} · turn ${request.turn} step ${request.step}</td></tr>
         <tr><th>Built from</th><td>seq 0 … ${request.firstSeq - 1} (streamed seq ${request.firstSeq}–${request.lastSeq})</td></tr>
-        <tr><th>Finish</th><td>${request.finish ?? 'none (cancelled or still streaming)'}</td></tr>
+        <tr><th>Finish</th><td class=${request.failure !== undefined ? 'reason bad' : ''}>${request.finish ?? 'none (cancelled or still streaming)'}</td></tr>
+        ${request.failure !== undefined ? html`<tr><th>Failure</th><td class="reason bad request-failure">${request.failure.code}${request.failure.status !== undefined ? ` (HTTP ${request.failure.status})` : ''}: ${request.failure.message}</td></tr>` : ''}
         ${Object.entries(config).map(([k, v]) => html`<tr><th>${k}</th><td>${typeof v === 'string' ? v : JSON.stringify(v)}</td></tr>`)}
       </table>
       <h4>Tools (${request.tools.length})</h4>
@@ -108,6 +109,7 @@ export function RequestPanel({ sessionId, n, version }) {
         <span class="panel-title">Request ${n}</span>
         ${TABS.map((t) => html`<button role="tab" class=${t === tab ? 'tab active' : 'tab'} aria-selected=${t === tab} onClick=${() => setTab(t)}>${t}</button>`)}
       </div>
+      ${request.failure !== undefined ? html`<div class="request-failed" role="note">This request failed: <code>${request.failure.code}${request.failure.status !== undefined ? ` · HTTP ${request.failure.status}` : ''}</code> ${request.failure.message}</div>` : ''}
       <div class="tab-body">
         ${tab === 'Headers' ? html`<${Headers} request=${request} />` : tab === 'Messages' ? html`<${Body} request=${request} />` : html`<${Diff} request=${request} />`}
       </div>

@@ -3,6 +3,7 @@ import { html } from './html.js'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { get, post } from './api.js'
 import { count, money, tone, when } from './figures.js'
+import { wantsPageKeys } from './page-keys.js'
 
 const STATUSES = ['', 'running', 'awaiting-approval', 'idle', 'stored']
 const PAGE = 100
@@ -50,13 +51,29 @@ export function SessionList({ navigate, onError }) {
   }
 
   const onKey = (event) => {
-    if (rows === undefined || rows.length === 0) return
+    if (rows === undefined || rows.length === 0) return false
     if (event.key === 'ArrowDown' || event.key === 'j') setFocus((f) => Math.min(rows.length - 1, f + 1))
     else if (event.key === 'ArrowUp' || event.key === 'k') setFocus((f) => Math.max(0, f - 1))
-    else if (event.key === 'Enter') navigate(`#/s/${rows[focus].id}`)
-    else return
+    else if (event.key === 'Home') setFocus(0)
+    else if (event.key === 'End') setFocus(rows.length - 1)
+    else if (event.key === 'Enter') navigate(`#/s/${rows[Math.min(focus, rows.length - 1)].id}`)
+    else return false
     event.preventDefault()
+    return true
   }
+
+  // ↑/↓ and Enter work as soon as the list shows, without clicking into the table first (the filter box keeps
+  // its own keys).
+  const keyRef = useRef(onKey)
+  keyRef.current = onKey
+  useEffect(() => {
+    const onDocumentKey = (event) => {
+      if (!wantsPageKeys(event) || table.current?.contains(event.target)) return
+      if (keyRef.current(event)) table.current?.focus({ preventScroll: true })
+    }
+    document.addEventListener('keydown', onDocumentKey)
+    return () => document.removeEventListener('keydown', onDocumentKey)
+  }, [])
 
   useEffect(() => {
     table.current?.querySelector(`[data-index="${focus}"]`)?.scrollIntoView({ block: 'nearest' })
@@ -73,6 +90,7 @@ export function SessionList({ navigate, onError }) {
         <span class="spacer"></span>
         <button class="primary" onClick=${create}>New session</button>
       </div>
+      <div class="table-scroll">
       <table class="sessions" ref=${table} tabindex="0" onKeyDown=${onKey} aria-label="sessions">
         <thead>
           <tr><th>Session</th><th>Status</th><th>Last reason</th><th class="num">Turns</th><th class="num">Tokens in</th><th class="num">Cached</th><th class="num">Tokens out</th><th class="num">Cost</th><th>Updated</th></tr>
@@ -87,7 +105,7 @@ export function SessionList({ navigate, onError }) {
                 </td>
                 <td><span class=${`badge ${tone(row.status)}`}>${row.status}</span></td>
                 <td><span class=${`reason ${tone(row.lastReason ?? '')}`}>${row.lastReason ?? '—'}</span></td>
-                <td class="num">${row.turns}</td>
+                <td class="num">${row.turns}${row.status === 'running' || row.status === 'awaiting-approval' ? html`<span class="muted running-turn" title="the turns that ended, and the one running now"> +1 running</span>` : ''}</td>
                 <td class="num">${count(row.usage?.input)}</td>
                 <td class="num">${count(row.usage?.cacheRead)}</td>
                 <td class="num">${count(row.usage?.output)}</td>
@@ -98,6 +116,7 @@ export function SessionList({ navigate, onError }) {
           )}
         </tbody>
       </table>
+      </div>
       ${rows !== undefined && rows.length === 0 ? html`<p class="empty">No sessions${q !== '' || status !== '' ? ' match' : ' yet: start one with New session'}.</p>` : ''}
       ${rows !== undefined && rows.length < total ? html`<button class="more" onClick=${() => setLimit(limit + PAGE)}>Show more</button>` : ''}
     </section>

@@ -5,30 +5,12 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { follow, get, post } from './api.js'
 import { count, duration, money, tokens, tone } from './figures.js'
 import { MessageView, RequestPanel } from './request-panel.js'
-import { Waterfall } from './waterfall.js'
+import { shownStatus, Waterfall } from './waterfall.js'
+import { ConversationView } from './conversation.js'
+import { Approvals } from './approvals.js'
+import { prettyJson } from './json-text.js'
 
 const REFRESH_MS = 300
-
-function Approvals({ sessionId, approvals, onError }) {
-  if (approvals.length === 0) return ''
-  const answer = (callId, decision) => post(`/api/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(callId)}`, { decision }).catch(onError)
-  return html`
-    <div class="approvals" role="alert">
-      ${approvals.map(
-        (a) => html`
-          <div class="approval" data-call=${a.callId}>
-            <span class="approval-text"><strong>${a.tool}</strong> ${a.subject !== '' ? html`<code>${a.subject}</code>` : ''} needs approval</span>
-            <span class="muted">${a.reason}</span>
-            <span class="spacer"></span>
-            <button class="approve" onClick=${() => answer(a.callId, 'allow')}>Approve</button>
-            <button class="always" onClick=${() => answer(a.callId, 'always')}>Always</button>
-            <button class="deny" onClick=${() => answer(a.callId, 'deny')}>Deny</button>
-          </div>
-        `,
-      )}
-    </div>
-  `
-}
 
 function ToolPanel({ sessionId, row, version }) {
   const [events, setEvents] = useState(undefined)
@@ -49,7 +31,7 @@ function ToolPanel({ sessionId, row, version }) {
       <div class="tab-body">
         <table class="kv">
           <tr><th>Call</th><td>${row.callId} · seq ${row.firstSeq}${row.lastSeq !== undefined ? `–${row.lastSeq}` : ''}</td></tr>
-          <tr><th>Outcome</th><td class=${`reason ${tone(row.status)}`}>${row.status}${row.detail !== row.status ? ` · ${row.detail}` : ''}</td></tr>
+          <tr><th>Outcome</th><td class=${`reason ${tone(shownStatus(row))}`}>${shownStatus(row)}${row.detail !== row.status ? ` · ${row.detail}` : ''}</td></tr>
           <tr><th>Duration</th><td>${row.end !== undefined ? duration(row.end - row.start) : 'running'}</td></tr>
           ${decision !== undefined ? html`<tr><th>Permission</th><td>${decision.data.decision} by ${decision.data.by}${decision.data.rule ? ` (rule ${decision.data.rule})` : ''}</td></tr>` : ''}
         </table>
@@ -62,14 +44,6 @@ function ToolPanel({ sessionId, row, version }) {
   `
 }
 
-function prettyJson(text) {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2)
-  } catch {
-    return text
-  }
-}
-
 function RowPanel({ row }) {
   return html`
     <div class="panel">
@@ -77,6 +51,7 @@ function RowPanel({ row }) {
       <div class="tab-body">
         <table class="kv">
           <tr><th>Status</th><td class=${`reason ${tone(row.status)}`}>${row.detail}</td></tr>
+          ${row.failure !== undefined ? html`<tr><th>Failure</th><td class="reason bad">${row.failure.code}${row.failure.status !== undefined ? ` (HTTP ${row.failure.status})` : ''}: ${row.failure.message}</td></tr>` : ''}
           <tr><th>Duration</th><td>${row.end !== undefined ? duration(row.end - row.start) : 'running'}</td></tr>
           <tr><th>Seqs</th><td>${row.firstSeq}${row.lastSeq !== undefined ? `–${row.lastSeq}` : ''}</td></tr>
           ${row.usage !== undefined ? html`<tr><th>Tokens</th><td>${tokens(row.usage)}</td></tr>` : ''}
@@ -86,8 +61,16 @@ function RowPanel({ row }) {
   `
 }
 
+// Unsent text per session, so switching between the timeline and the conversation (each has its own box)
+// or to another session and back keeps what was typed.
+const drafts = new Map()
+
 function Composer({ sessionId, running, onError }) {
-  const [text, setText] = useState('')
+  const [text, setDraft] = useState(drafts.get(sessionId) ?? '')
+  const setText = (value) => {
+    drafts.set(sessionId, value)
+    setDraft(value)
+  }
   const send = async (kind) => {
     if (text.trim() === '') return
     try {
@@ -121,8 +104,11 @@ function Composer({ sessionId, running, onError }) {
   `
 }
 
+// The reply as it streams. `committed` turns true once its assistant/message is in the log: from then on the
+// conversation view shows it from the log, and must not show it a second time as streaming text.
 function liveReply(state, event) {
-  if (event.type === 'step/start') return { text: '', reasoning: '' }
+  if (event.type === 'step/start') return { text: '', reasoning: '', committed: false }
+  if (event.type === 'assistant/message' || event.type === 'turn/end') return state.committed ? state : { ...state, committed: true }
   if (event.type !== 'assistant/chunk') return state
   const chunk = event.data.chunk
   if (chunk.type === 'text-delta') return { ...state, text: state.text + chunk.text }
@@ -130,13 +116,13 @@ function liveReply(state, event) {
   return state
 }
 
-export function SessionView({ id, onError }) {
+export function SessionView({ id, view, onError }) {
   const [session, setSession] = useState(undefined)
   const [timeline, setTimeline] = useState(undefined)
   const [approvals, setApprovals] = useState([])
   const [selected, setSelected] = useState(-1)
   const [opened, setOpened] = useState(-1)
-  const [live, setLive] = useState({ text: '', reasoning: '' })
+  const [live, setLive] = useState({ text: '', reasoning: '', committed: false })
   const [version, setVersion] = useState(0)
   const [connected, setConnected] = useState(false)
   const [check, setCheck] = useState(undefined)
@@ -212,24 +198,34 @@ export function SessionView({ id, onError }) {
       <div class="session-head">
         <div>
           <h2>${session.title !== '' ? session.title : '(no prompt yet)'}</h2>
-          <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected ? ' · live' : ''}</div>
+          <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected && session.status !== 'stored' ? ' · live' : ''}</div>
+          ${session.activity !== undefined ? html`<div class=${`activity activity-${session.activity.kind}`} role="status">${session.activity.summary}</div>` : ''}
         </div>
         <span class="spacer"></span>
         <div class="totals">
           <span class=${`badge ${tone(session.status)}`}>${session.status}</span>
-          <span><strong>${session.turns}</strong> turns</span>
-          <span><strong>${count(timeline.requests)}</strong> requests</span>
+          <span class="turn-count"><strong>${count(timeline.turns)}</strong> turn${timeline.turns === 1 ? '' : 's'}</span>
+          <span><strong>${count(timeline.requests)}</strong> request${timeline.requests === 1 ? '' : 's'}</span>
           <span title="input tokens (cache hits) · output tokens">${tokens(session.usage)}</span>
           <span title=${session.cost?.asOf !== undefined ? `from logged usage, prices as of ${session.cost.asOf}` : 'no prices for this model'}>cost ${money(session.cost)}</span>
-          <span><strong>${count(session.events)}</strong> events</span>
+          <span><strong>${count(session.events)}</strong> event${session.events === 1 ? '' : 's'}</span>
           <button onClick=${verify}>Verify</button>
         </div>
       </div>
       ${check !== undefined ? html`<div class=${`check ${check.ok ? 'good' : 'bad'}`}>${check.ok ? `log ok: ${check.events} events, ${check.requests} requests rebuilt` : check.problems.map((p) => html`<div>${p}</div>`)}</div>` : ''}
       <${Approvals} sessionId=${id} approvals=${approvals} onError=${onError} />
-      <div class="session-body">
+      <nav class="view-tabs" role="tablist" aria-label="view">
+        <a role="tab" class=${view === 'timeline' ? 'view-tab active' : 'view-tab'} aria-selected=${view === 'timeline'} href=${`#/s/${id}`}>Timeline</a>
+        <a role="tab" class=${view === 'conversation' ? 'view-tab active' : 'view-tab'} aria-selected=${view === 'conversation'} href=${`#/s/${id}/conversation`}>Conversation</a>
+      </nav>
+      ${view === 'conversation'
+        ? html`<div class="conversation-body">
+            <${ConversationView} sessionId=${id} version=${version} approvals=${approvals} live=${live} status=${session.status} />
+            <${Composer} sessionId=${id} running=${running} onError=${onError} />
+          </div>`
+        : html`<div class="session-body">
         <div class="timeline-column">
-          <${Waterfall} timeline=${timeline} selected=${selected} onSelect=${setSelected} onOpen=${setOpened} />
+          <${Waterfall} timeline=${timeline} selected=${selected} onSelect=${setSelected} onOpen=${setOpened} waiting=${new Set(approvals.map((a) => a.callId))} />
           ${running || live.text !== '' ? html`<div class="live-reply" aria-live="polite"><div class="live-head">${running ? 'streaming' : 'last reply'}</div>${live.reasoning !== '' ? html`<pre class="block reasoning">${live.reasoning}</pre>` : ''}<pre class="block text live-text">${live.text}</pre></div>` : ''}
           <${Composer} sessionId=${id} running=${running} onError=${onError} />
         </div>
@@ -242,7 +238,7 @@ export function SessionView({ id, onError }) {
                 ? html`<${ToolPanel} sessionId=${id} row=${row} version=${row.end === undefined ? version : 0} />`
                 : html`<${RowPanel} row=${row} />`}
         </div>
-      </div>
+      </div>`}
     </section>
   `
 }

@@ -42,6 +42,17 @@ describe('anthropicAdapter: streaming', () => {
     expect(out.usage).toEqual({ inputTokens: 50, outputTokens: 8 })
   })
 
+  it('maps stop_reason refusal to an error finish CONTENT_FILTER, keeping the text streamed before it', async () => {
+    // Written here: Anthropic documents a streaming classifier stopping a reply with `stop_reason: "refusal"` after
+    // some text; no public recording of one was found (docs/adapters.md, the quirks table).
+    const refused = fixture('anthropic-text.sse').replace('"stop_reason":"end_turn"', '"stop_reason":"refusal"')
+    expect(refused).toContain('"stop_reason":"refusal"')
+    const s = await serve([{ chunks: [refused] }])
+    const out = await collect(anthropicAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())
+    expect(out.blocks).toEqual([{ type: 'text', text: 'Grüße aus 東京 🗼!' }])
+    expect(out.failure).toEqual({ code: 'CONTENT_FILTER', message: 'anthropic refused to answer' })
+  })
+
   it('turns an error event into a failure finish (overloaded_error → SERVER)', async () => {
     const s = await serve([{ chunks: [fixture('anthropic-overloaded.sse')], headers: { 'content-type': 'text/event-stream', 'request-id': 'req_011CSHoEeqs5C35K2UUqR7Fy' } }])
     const out = await collect(anthropicAdapter({ apiKey: KEY, baseURL: s.baseURL }), request())

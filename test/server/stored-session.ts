@@ -1,0 +1,70 @@
+import { z } from 'zod'
+import { createHarness, defineTool, invariantPlugin, JsonlStore, permissionPlugin, retryPlugin, scriptedAdapter } from '../../src/index.js'
+import { serveTools } from './serve-fixture.js'
+
+/**
+ * Writes a session into the JSONL folder `dir` through a harness of its own (so the server reads it as a
+ * stored session it does not run), with what the conversation view must show: turn 1 has reasoning, an answer,
+ * an allowed tool call with its result, a tool call denied by a rule, and a rate-limited request that was
+ * retried; turn 2 fails with `AUTH` (HTTP 401). Returns the session's id.
+ */
+export async function writeStoredSession(dir: string): Promise<string> {
+  const model = scriptedAdapter({
+    script: [
+      { reasoning: ['The user wants a check. ', 'I will echo first.'], text: 'Let me check.', toolCalls: [{ name: 'echo', arguments: { text: 'ping' } }, { name: 'deploy', arguments: { target: 'production' } }], usage: { inputTokens: 40, outputTokens: 12 } },
+      { error: { code: 'RATE_LIMIT', message: 'too many requests', status: 429 } },
+      { text: 'All checked: echo answered, and deploying was refused.', usage: { inputTokens: 60, outputTokens: 9 } },
+      { error: { code: 'AUTH', message: 'invalid api key', status: 401 } },
+    ],
+    models: { m1: { contextWindow: 100_000, defaultMaxTokens: 1000 } },
+  })
+  const harness = createHarness({
+    store: new JsonlStore({ dir }),
+    adapters: [model],
+    tools: serveTools(),
+    plugins: [invariantPlugin(), permissionPlugin({ rules: { allow: ['echo'], deny: ['deploy'] } }), retryPlugin({ baseDelayMs: 5, maxDelayMs: 5 })],
+  })
+  const agent = await harness.createAgent({ provider: 'scripted', model: 'm1' })
+  agent.followup('check the service')
+  await agent.whenIdle()
+  agent.followup('and again')
+  await agent.whenIdle()
+  const id = agent.session.id
+  await harness.close()
+  return id
+}
+
+/**
+ * Writes two sessions cut off mid-turn, as a crash leaves them: `orphaned` ends inside its turn (its process
+ * "died" while a tool ran and nobody has opened it since); `interrupted` was then opened by a later process,
+ * whose crash repair closed the turn `interrupted` (without a continuation turn).
+ */
+export async function writeCutOffSessions(dir: string): Promise<{ orphaned: string; interrupted: string }> {
+  const cut = async (): Promise<string> => {
+    let started: () => void = () => {}
+    const running = new Promise<void>((resolve) => (started = resolve))
+    const store = new JsonlStore({ dir })
+    const stuck = defineTool({
+      name: 'stuck',
+      description: 'Never returns',
+      parameters: z.object({}),
+      execute: () => {
+        started()
+        return new Promise<string>(() => {})
+      },
+    })
+    const model = scriptedAdapter({ script: [{ toolCalls: [{ name: 'stuck', arguments: {} }] }], models: { m1: { contextWindow: 100_000 } } })
+    const crashed = createHarness({ store, adapters: [model], tools: [stuck], onListenerError: () => {} })
+    const agent = await crashed.createAgent({ provider: 'scripted', model: 'm1' })
+    agent.followup('run the stuck tool')
+    await running
+    await store.close() // the process "dies" here: the turn is open, its tool call is running
+    return agent.session.id
+  }
+  const orphaned = await cut()
+  const interrupted = await cut()
+  const later = createHarness({ store: new JsonlStore({ dir }), adapters: [scriptedAdapter({ script: [] })] })
+  await later.resumeAgent(interrupted)
+  await later.close()
+  return { orphaned, interrupted }
+}
