@@ -7,7 +7,7 @@ import { endsInsideTurn } from '../session/fork-point.js'
 import { activeQuarantine, interruptedWork, QUARANTINE_LIFTED, QUARANTINED, type InterruptedWork } from '../session/continuation.js'
 import { repairEventsOfLog } from '../session/repair.js'
 import { eventLogOf } from '../session/event-log.js'
-import type { SessionEvent } from '../session/events.js'
+import type { EventRecord, SessionEvent } from '../session/events.js'
 import { Session, SESSION_FORMAT_VERSION, type SessionHeader } from '../session/session.js'
 import type { ChildAgentRequest, ToolDefinition } from '../tools/types.js'
 import { ToolRegistry } from '../tools/tool-registry.js'
@@ -314,7 +314,8 @@ function quarantined(sessionId: string, reason: string): HarnessError {
 
 function quarantineEvent(session: Session, reason: string, work: InterruptedWork): SessionEvent {
   const last = session.at(session.length - 1)
-  return { type: QUARANTINED, seq: session.length, time: Math.max(Date.now(), last?.time ?? 0), data: { reason, turn: work.turn, interruptions: [...work.interruptions] } }
+  const event: EventRecord = { type: QUARANTINED, seq: session.length, time: Math.max(Date.now(), last?.time ?? 0), data: { reason, turn: work.turn, interruptions: [...work.interruptions] } }
+  return event as SessionEvent
 }
 
 /** Whether a call of `name` may run again after a crash (its tool's replay policy). */

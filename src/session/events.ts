@@ -52,6 +52,10 @@ export type LoggedData<T> = T extends JsonValue
 export interface SessionEventDataMap extends CoreEventData {
   /** A session's title (log-only). */
   'session/title': { readonly title: string }
+  /** The same work was interrupted `interruptions.length` times in a row: no continuation until a forced resume. */
+  'session/quarantined': { readonly reason: string; readonly turn: number; readonly interruptions: readonly number[] }
+  /** A forced resume lifted the quarantine (`by: 'force'`); interruptions count afresh. */
+  'session/quarantine-lifted': { readonly reason: string; readonly by: 'force' }
 }
 
 /** An event of a type in {@link SessionEventDataMap}, its `data` typed by that map. */

@@ -147,6 +147,6 @@ export function repairEventsOfLog(log: EventLog, seedLength = 0): SessionEvent[]
   const closers = closerEventsOfLog(log)
   const last = log.length > 0 ? log.at(log.length - 1) : undefined
   const time = closers[0]?.time ?? last?.time ?? 0
-  const restores = lostInputRestores(log, seedLength).map((r, i) => ({ ...r, seq: log.length + closers.length + i, time }))
+  const restores = lostInputRestores(log, seedLength).map((r, i) => ({ ...r, seq: log.length + closers.length + i, time }) as SessionEvent)
   return [...closers, ...restores]
 }

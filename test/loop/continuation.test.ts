@@ -372,7 +372,7 @@ describe('DURABLE-KEYS: submission keys make a retried send idempotent', () => {
     const harness = createHarness({ store, adapters: [model('k')], tools: tools(runs), onListenerError: () => {} })
     const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', sessionId: 'keyed' })
     const duplicates: string[] = []
-    harness.hooks.on('agent/inbox/duplicate', ({ key }) => duplicates.push(key))
+    harness.hooks.on('agent/inbox/duplicate', ({ key }) => void duplicates.push(key))
     const first = await agent.run('book the room', { key: 'req-1' })
     expect(first.reason.kind).toBe('completed')
     expect(agent.followup('book the room', { key: 'req-1' })).toBe(false)
