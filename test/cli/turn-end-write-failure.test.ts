@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEvent, TurnEndReason } from '../../src/index.js'
@@ -32,8 +32,12 @@ describe('run: a turn whose turn/end never reached disk is not reported complete
     const broken = await runCli(['verify', id], { env })
     expect(broken.stdout + broken.stderr).toMatch(/log ends inside turn 1/)
 
-    const resumed = await runCli(['run', '-c', ...args, 'Take notes again'], { env, timeoutMs: 30_000 })
-    expect(resumed.code, resumed.stderr).toBe(0)
+    // The interrupted turn is continued first (its last step had not answered yet), then the new prompt runs.
+    const script = join(home, 'resume.json')
+    writeFileSync(script, JSON.stringify([{ text: 'carried on' }, { text: 'notes again' }]))
+    const resumed = await runCli(['run', '-c', '--script', script, '--yes', '--root', root, 'Take notes again'], { env, timeoutMs: 30_000 })
+    expect(resumed.stderr).toContain('ledgerloop: turn 1 was interrupted (the process stopped mid-turn); continuing it as turn 2')
+    expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0)
     expect(resumed.stdout).toMatch(/── completed/)
     const verify = await runCli(['verify', id], { env })
     expect(verify.code, verify.stdout + verify.stderr).toBe(0)

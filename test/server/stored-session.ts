@@ -64,7 +64,7 @@ export async function writeCutOffSessions(dir: string): Promise<{ orphaned: stri
   const orphaned = await cut()
   const interrupted = await cut()
   const later = createHarness({ store: new JsonlStore({ dir }), adapters: [scriptedAdapter({ script: [] })] })
-  await later.resumeAgent(interrupted)
+  await later.resumeAgent(interrupted, { interrupted: 'close' })
   await later.close()
   return { orphaned, interrupted }
 }
