@@ -62,6 +62,11 @@ export interface EffectiveConfig {
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs?: number; readonly maxDelayMs: number }
   /** Longest silence of a model stream (SSE comments count as activity) before the attempt fails `TIMEOUT`. */
   readonly idleTimeoutMs: number
+  /**
+   * Longest wait for a server's response (HTTP status and headers) before the attempt fails `TIMEOUT`: a dead
+   * endpoint fails on this, a slow model streaming behind a live one never does.
+   */
+  readonly responseTimeoutMs: number
   /** Where sessions live: a JSONL folder, `sqlite:PATH` or `postgres://…` (see store-spec.ts). */
   readonly store: string
   /** Reasoning effort sent with every request (`off`, `low`, `high`, `max`, …); undefined = the model's default. */
@@ -82,7 +87,7 @@ export interface EffectiveConfig {
   readonly mcpServers: Readonly<Record<string, McpServerEntry>>
   readonly sources: Readonly<
     Record<
-      'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens' | 'idleTimeoutMs' | 'retry' | 'store' | 'reasoningEffort' | 'maxOutputTokens' | 'system',
+      'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens' | 'idleTimeoutMs' | 'responseTimeoutMs' | 'retry' | 'store' | 'reasoningEffort' | 'maxOutputTokens' | 'system',
       SettingSource
     >
   >
@@ -100,6 +105,8 @@ export interface ConfigFlags {
   readonly store?: string
   /** Seconds. */
   readonly idleTimeout?: number
+  /** `--response-timeout SECONDS`. */
+  readonly responseTimeout?: number
   /** Retries after the first attempt. */
   readonly retries?: number
   readonly reasoningEffort?: string
@@ -122,6 +129,16 @@ export const DEFAULT_MAX_STEPS = 50
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 90_000
 
+/**
+ * Wait for a server's response before an attempt counts as failed. Providers answer with their headers at once
+ * and keep a queued request alive with comments, so ten seconds of no answer at all means a dead endpoint: with
+ * the default retries it fails in well under a minute (see {@link deadEndpointMs}).
+ */
+export const DEFAULT_RESPONSE_TIMEOUT_MS = 10_000
+
+/** First retry wait when the config file sets none (the retry plugin's default; each later wait doubles). */
+const DEFAULT_BASE_RETRY_DELAY_MS = 500
+
 /** Attempts per request (the first and 3 retries): with the 10 s delay cap the waits add up to at most 30 s. */
 export const DEFAULT_MAX_ATTEMPTS = 4
 
@@ -134,6 +151,18 @@ export const DEFAULT_MAX_RETRY_DELAY_MS = 10_000
  */
 export function worstCaseRequestMs(config: Pick<EffectiveConfig, 'idleTimeoutMs' | 'retry'>): number {
   return config.retry.maxAttempts * config.idleTimeoutMs + (config.retry.maxAttempts - 1) * config.retry.maxDelayMs
+}
+
+/**
+ * The longest a request takes to fail against an endpoint that accepts the connection and never answers: every
+ * attempt runs into the response timeout, and the retry waits double from the base delay up to the cap (jitter
+ * only shortens them).
+ */
+export function deadEndpointMs(config: Pick<EffectiveConfig, 'idleTimeoutMs' | 'responseTimeoutMs' | 'retry'>): number {
+  const base = config.retry.baseDelayMs ?? DEFAULT_BASE_RETRY_DELAY_MS
+  let waits = 0
+  for (let retry = 0; retry < config.retry.maxAttempts - 1; retry++) waits += Math.min(config.retry.maxDelayMs, base * 2 ** retry)
+  return config.retry.maxAttempts * Math.min(config.responseTimeoutMs, config.idleTimeoutMs) + waits
 }
 
 const BUILTIN_PROVIDERS: Readonly<Record<string, ProviderSpec>> = Object.freeze({
@@ -203,6 +232,7 @@ const configFileSchema = z.strictObject({
     })
     .optional(),
   idleTimeoutMs: z.number().int().positive().optional(),
+  responseTimeoutMs: z.number().int().positive().optional(),
   store: z.string().min(1).optional(),
   reasoningEffort: z.string().min(1).optional(),
   maxOutputTokens: z.number().int().positive().optional(),
@@ -328,6 +358,13 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     file.idleTimeoutMs,
     DEFAULT_IDLE_TIMEOUT_MS,
   )
+  const envResponse = envSeconds('LEDGERLOOP_RESPONSE_TIMEOUT')
+  const [responseTimeoutMs, responseSource] = pick(
+    flags.responseTimeout !== undefined ? Math.round(flags.responseTimeout * 1000) : undefined,
+    envResponse !== undefined ? Math.round(envResponse * 1000) : undefined,
+    file.responseTimeoutMs,
+    DEFAULT_RESPONSE_TIMEOUT_MS,
+  )
   const envRetries = envCount('LEDGERLOOP_RETRIES')
   const [maxAttempts, retrySource] = pick(
     flags.retries !== undefined ? flags.retries + 1 : undefined,
@@ -377,6 +414,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       maxDelayMs: file.retry?.maxDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS,
     },
     idleTimeoutMs,
+    responseTimeoutMs,
     store: storeSource === 'flag' || storeSource === 'env' ? store : storeSource === 'config' && !/^[a-z]+:/.test(store) ? resolve(home, store) : store,
     reasoningEffort,
     maxOutputTokens,
@@ -395,6 +433,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       maxSteps: stepsSource,
       maxTokens: file.maxTokens !== undefined ? 'config' : 'default',
       idleTimeoutMs: idleSource,
+      responseTimeoutMs: responseSource,
       retry: retrySource,
       store: storeSource,
       reasoningEffort: effortSource,

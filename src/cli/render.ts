@@ -17,6 +17,19 @@ export function retryCause(data: Record<string, unknown>): string {
   return status ?? String(data.code)
 }
 
+/**
+ * A failure message shortened for one line, keeping its trailing `(cause)` whole: the cause (`connect
+ * ECONNREFUSED 127.0.0.1:8000`) is the part that says what to fix, and it comes last.
+ */
+export function clipKeepingCause(message: string, max: number): string {
+  const line = message.replace(/\s+/g, ' ').trim()
+  if (line.length <= max) return line
+  const cause = /\s*(\([^()]*\))$/.exec(line)
+  if (cause === null || (cause[1] as string).length > max / 2) return clip(line, max)
+  const tail = cause[1] as string
+  return `${clip(line.slice(0, cause.index), max - tail.length - 1)} ${tail}`
+}
+
 /** What the model is doing while no token has arrived yet: the first request, or a wait before a retry. */
 interface Waiting {
   readonly label: string
@@ -50,17 +63,24 @@ export class TranscriptRenderer {
   #costCap: (() => string | undefined) | undefined
   readonly #turnEvents: SessionEvent[] = []
   #footerNote: string | undefined
+  readonly #endpoint: string | undefined
 
   constructor(
     out: NodeJS.WritableStream,
     style: Style,
-    options: { readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined; readonly costCap?: () => string | undefined } = {},
+    options: {
+      readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined
+      readonly costCap?: () => string | undefined
+      /** The host requests go to, named by the waiting spinner. */
+      readonly endpoint?: string
+    } = {},
   ) {
     this.#out = out
     this.#style = style
     this.#spinner = new Spinner(out)
     this.#turnCost = options.turnCost
     this.#costCap = options.costCap
+    this.#endpoint = options.endpoint
   }
 
   /**
@@ -68,11 +88,13 @@ export class TranscriptRenderer {
    * first token does not look like a hang.
    */
   requestStarted(model: string): void {
+    // Says what is awaited: this model's answer from this host (a dead host and a slow model look alike otherwise).
+    const awaited = `waiting for ${model}${this.#endpoint !== undefined ? ` at ${this.#endpoint}` : ''}`
     if (this.#waiting?.label.startsWith('↻') === true) {
       // The retry's own wait is over; the new attempt waits for its first token under the same spinner.
-      this.#waiting = { label: `${model} (retry)`, since: Date.now() }
+      this.#waiting = { label: `${awaited} (retry)`, since: Date.now() }
     } else {
-      this.#waiting = { label: model, since: Date.now() }
+      this.#waiting = { label: awaited, since: Date.now() }
     }
     this.#spin()
   }
@@ -114,7 +136,7 @@ export class TranscriptRenderer {
         break
       case 'llm/retry': {
         const next = `attempt ${(d.attempt as number) + 1}${this.#maxAttempts !== undefined ? `/${this.#maxAttempts}` : ''}`
-        this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clip(String(d.message), 100)} — retrying in ${formatDuration(d.delayMs as number)} (${next})`))
+        this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clipKeepingCause(String(d.message), 160)} — retrying in ${formatDuration(d.delayMs as number)} (${next})`))
         this.#waiting = { label: `↻ ${retryCause(d)}, retrying in ${formatDuration(d.delayMs as number)} (${next})`, since: Date.now() }
         this.#spin()
         break

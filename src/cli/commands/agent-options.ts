@@ -36,6 +36,7 @@ export interface AgentFlags {
   readonly reasoningEffort?: string
   readonly maxOutputTokens?: number
   readonly idleTimeout?: number
+  readonly responseTimeout?: number
   readonly retries?: number
   readonly header?: string[]
   readonly otlp?: string
@@ -92,6 +93,8 @@ const AGENT_OPTIONS = {
   reasoningEffort: (c: Command) => c.option('--reasoning-effort <level>', 'reasoning effort of every request (deepseek: off, low, high, max)'),
   maxOutputTokens: (c: Command) => c.option('--max-output-tokens <n>', 'output token cap of each request', positiveInteger),
   idleTimeout: (c: Command) => c.option('--idle-timeout <seconds>', 'give up on a silent model stream after this long (default 90)', positiveNumber),
+  responseTimeout: (c: Command) =>
+    c.option('--response-timeout <seconds>', 'give up on an attempt whose server has not begun to answer after this long (default 10)', positiveNumber),
   retries: (c: Command) => c.option('--retries <n>', 'retries of a failed model request (default 3)', nonNegativeInteger),
   header: (c: Command) => c.option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect),
   json: (c: Command) => c.option('--json', 'write the session events as JSONL to stdout instead of a transcript'),
@@ -177,6 +180,7 @@ export function configFlagsOf(flags: AgentFlags): ConfigFlags {
     maxCost: flags.maxCost,
     store: flags.store,
     idleTimeout: flags.idleTimeout,
+    responseTimeout: flags.responseTimeout,
     retries: flags.retries,
     reasoningEffort: flags.reasoningEffort,
     maxOutputTokens: flags.maxOutputTokens,

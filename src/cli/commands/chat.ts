@@ -15,7 +15,7 @@ import type { SessionStore } from '../../store/types.js'
 import type { PricingCatalogue } from '../../views/cost.js'
 import { compactInChat } from './compact.js'
 import { listSessionsPage, sessionsTable } from './sessions.js'
-import { announce, openAgent, outputMode, removeScratch, reportTurnEnd } from './run.js'
+import { announce, endpointOption, openAgent, outputMode, removeScratch, reportTurnEnd, routeLine } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 import { attachChat } from '../attach.js'
 
@@ -80,6 +80,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     mode: outputMode(flags),
     verbose: flags.verbose === true,
     maxAttempts: prepared.config.retry.maxAttempts,
+    ...endpointOption(prepared),
     turnCost: (events) => costFigure(events, pricing),
     ...costCapOption(prepared.config.maxCostUsd, pricing, () => agent?.session),
   })
@@ -121,13 +122,10 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
 
   try {
     for (const repair of prepared.repairs) process.stderr.write(`ledgerloop: ${repair}\n`)
-    if (prepared.resume !== undefined) {
-      agent = await openAgent(harness, prepared)
-      announce(output, style, prepared, agent.id)
-    } else if (prepared.route.scriptFile !== undefined) {
-      notice(style.yellow(`[scripted] model replies come from ${prepared.route.scriptFile} — an offline demo, no real model is called`))
-    }
-    notice(style.dim(`ledgerloop chat · ${prepared.route.provider} · ${model} · tools in ${prepared.root} · /help for commands`))
+    if (prepared.resume !== undefined) agent = await openAgent(harness, prepared)
+    // One heading names the route (endpoint included) and the tool root; a resumed session adds its id below.
+    const scratch = prepared.scratchRoot ? ' (scratch folder, removed at exit)' : ''
+    announce(output, style, prepared, agent?.id, { heading: `ledgerloop chat · ${routeLine(prepared)} · tools in ${prepared.root}${scratch} · /help for commands` })
     for (;;) {
       const text = await Promise.race([readMessage(input, rl, terminal), quit.then(() => undefined)])
       if (text === undefined || exitCode === EXIT.interrupted || stops.stopped !== undefined) break
