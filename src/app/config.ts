@@ -271,15 +271,69 @@ export function readConfigFile(path: string): ConfigFile {
   }
   const parsed = configFileSchema.safeParse(value)
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const keys = issue.code === 'unrecognized_keys' ? issue.keys : []
-      const path = [...issue.path.map(String), ...(keys.length === 1 ? keys : [])].join('.')
-      const what = issue.code === 'unrecognized_keys' ? `unknown field${keys.length > 1 ? `s ${keys.join(', ')}` : ''}` : issue.message
-      return `  field "${path === '' ? '(top level)' : path}": ${what}`
-    })
+    const line = (path: readonly PropertyKey[], what: string): string => `  field "${path.length === 0 ? '(top level)' : path.map(String).join('.')}": ${what}`
+    // One line per unknown field, each with its nearest known name when it looks like a typo of one.
+    const lines = parsed.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys' ? issue.keys.map((key) => line([...issue.path, key], `unknown field${suggestKey(key, knownKeysAt(issue.path))}`)) : [line(issue.path, issue.message)],
+    )
     throw new UsageError(`invalid config file ${path}:\n${lines.join('\n')}`)
   }
   return parsed.data
+}
+
+/** The field names the config file's schema allows at `path` (empty where it allows any, as in `providers`). */
+function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  let schema: z.ZodType = configFileSchema
+  for (const step of path) {
+    schema = unwrapOptional(schema)
+    if (schema instanceof z.ZodObject) schema = (schema.shape as Record<string, z.ZodType>)[String(step)] ?? z.never()
+    else if (schema instanceof z.ZodRecord) schema = schema.valueType as z.ZodType
+    else if (schema instanceof z.ZodArray) schema = schema.element as z.ZodType
+    else return []
+  }
+  schema = unwrapOptional(schema)
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : []
+}
+
+function unwrapOptional(schema: z.ZodType): z.ZodType {
+  return schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema
+}
+
+/** ` (did you mean "model"?)` for a key that is a typo of a known one, as commander does for flags. */
+function suggestKey(key: string, known: readonly string[]): string {
+  const best = closestKey(key, known)
+  return best !== undefined ? ` (did you mean "${best}"?)` : ''
+}
+
+/** The known key nearest to `key` by edit distance (a swap counts once), when it is near enough to be a typo. */
+function closestKey(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Infinity
+  for (const candidate of known) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase())
+    if (distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  // Within a third of the name (at least one edit): `modle` → `model`, but `colour` suggests nothing.
+  return best !== undefined && bestDistance <= Math.max(1, Math.floor(key.length / 3)) ? best : undefined
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = rows[i] as number[]
+      const above = rows[i - 1] as number[]
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let value = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, ((rows[i - 2] as number[])[j - 2] as number) + 1)
+      row[j] = value
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number
 }
 
 /** How {@link resolveConfig} treats a broken config file. */

@@ -22,7 +22,8 @@ import { addAgentOptions, prepareRun, type AgentFlags, type PreparedRun } from '
 async function readStdin(): Promise<string> {
   const parts: Buffer[] = []
   for await (const part of process.stdin) parts.push(part as Buffer)
-  return Buffer.concat(parts).toString('utf8')
+  // `echo "…" |` ends the prompt with a newline the user never typed as part of it.
+  return Buffer.concat(parts).toString('utf8').replace(/(\r?\n)+$/, '')
 }
 
 /** The prompt: the arguments, or stdin for `-` (or no arguments with input piped in). */

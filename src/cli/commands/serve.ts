@@ -13,9 +13,15 @@ import type { ServeFlags } from './serve-flags.js'
 
 export type { ServeFlags }
 
+/** Agent options that pick one session or shape one terminal's output: `serve` refuses them. */
+const REFUSED_BY_SERVE: readonly string[] = ['session', 'continue', 'json', 'print', 'attach']
+
 /** Adds the options of `serve` (the agent options of `run`, minus the per-run ones, plus host, port, token). */
 export function addServeOptions(command: Command): Command {
-  return addAgentOptions(command)
+  addAgentOptions(command)
+  // Still parsed, so passing one gets the message saying why it does not apply; but help lists only what works.
+  for (const option of command.options) if (REFUSED_BY_SERVE.includes(option.attributeName())) option.hideHelp()
+  return command
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 4141)
     .option('--token <token>', 'the access token (default: a random one, printed once in the page URL)')
