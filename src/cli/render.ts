@@ -64,6 +64,7 @@ export class TranscriptRenderer {
   readonly #turnEvents: SessionEvent[] = []
   #footerNote: string | undefined
   readonly #endpoint: string | undefined
+  readonly #describe: (reason: TurnEndReason) => string
 
   constructor(
     out: NodeJS.WritableStream,
@@ -73,6 +74,8 @@ export class TranscriptRenderer {
       readonly costCap?: () => string | undefined
       /** The host requests go to, named by the waiting spinner. */
       readonly endpoint?: string
+      /** How the footer words a turn end (default {@link describeReason}). */
+      readonly describeReason?: (reason: TurnEndReason) => string
     } = {},
   ) {
     this.#out = out
@@ -81,6 +84,7 @@ export class TranscriptRenderer {
     this.#turnCost = options.turnCost
     this.#costCap = options.costCap
     this.#endpoint = options.endpoint
+    this.#describe = options.describeReason ?? describeReason
   }
 
   /**
@@ -242,7 +246,8 @@ export class TranscriptRenderer {
     this.#endReasoning()
     const tally = this.#turn ?? { started: event.time, steps: 0, usage: emptyUsage() }
     const ok = reason.kind === 'completed'
-    const head = ok ? this.#style.green(describeReason(reason)) : reason.kind === 'max-tokens' ? this.#style.yellow(describeReason(reason)) : this.#style.red(describeReason(reason))
+    const described = this.#describe(reason)
+    const head = ok ? this.#style.green(described) : reason.kind === 'max-tokens' ? this.#style.yellow(described) : this.#style.red(described)
     const cost = this.#turnCost?.(this.#turnEvents)
     this.#turnEvents.length = 0
     const parts = [
