@@ -9,7 +9,12 @@ interface PendingTool {
   readonly name: string
   readonly subject: string
   readonly started: number
+  /** Time the call's permission question waited for an answer: a person's time, not the tool's. */
+  waitedMs: number
 }
+
+/** A wait for an answer shorter than this is not worth a mention beside the call's own duration. */
+const WAIT_WORTH_SHOWING_MS = 1000
 
 /** What failed, as people know it: the HTTP status when the provider answered with one (`429`), else the code. */
 export function retryCause(data: Record<string, unknown>): string {
@@ -28,6 +33,15 @@ export function clipKeepingCause(message: string, max: number): string {
   if (cause === null || (cause[1] as string).length > max / 2) return clip(line, max)
   const tail = cause[1] as string
   return `${clip(line.slice(0, cause.index), max - tail.length - 1)} ${tail}`
+}
+
+/**
+ * A call's own duration, without the time its permission question waited for a person (`5 ms`), and that wait
+ * beside it when it is long enough to matter (`5 ms; 2.9 s waiting for approval`).
+ */
+export function toolTime(elapsedMs: number, waitedMs: number): string {
+  const own = formatDuration(Math.max(0, elapsedMs - waitedMs))
+  return waitedMs >= WAIT_WORTH_SHOWING_MS ? `${own}; ${formatDuration(waitedMs)} waiting for approval` : own
 }
 
 /** What the model is doing while no token has arrived yet: the first request, or a wait before a retry. */
@@ -138,6 +152,11 @@ export class TranscriptRenderer {
       case 'tool/result':
         this.#toolResult(event, d)
         break
+      case 'permission/decision': {
+        const pending = this.#tools.get(d.callId as string)
+        if (pending !== undefined && typeof d.waitedMs === 'number') pending.waitedMs += d.waitedMs
+        break
+      }
       case 'llm/retry': {
         const next = `attempt ${(d.attempt as number) + 1}${this.#maxAttempts !== undefined ? `/${this.#maxAttempts}` : ''}`
         this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clipKeepingCause(String(d.message), 160)} — retrying in ${formatDuration(d.delayMs as number)} (${next})`))
@@ -218,7 +237,7 @@ export class TranscriptRenderer {
 
   #toolCall(event: SessionEvent, d: Record<string, unknown>): void {
     this.#newline()
-    this.#tools.set(d.callId as string, { name: d.name as string, subject: toolSubject(d.arguments as string), started: event.time })
+    this.#tools.set(d.callId as string, { name: d.name as string, subject: toolSubject(d.arguments as string), started: event.time, waitedMs: 0 })
     this.#spin()
   }
 
@@ -232,7 +251,7 @@ export class TranscriptRenderer {
     const failed = block?.isError === true
     const mark = failed ? this.#style.red(code === 'TOOL_DENIED' ? '⊘' : '✗') : this.#style.green('✓')
     const name = pending !== undefined ? `${this.#style.bold(pending.name)}${pending.subject !== '' ? ` ${pending.subject}` : ''}` : callId
-    const took = pending !== undefined ? this.#style.dim(` (${formatDuration(event.time - pending.started)})`) : ''
+    const took = pending !== undefined ? this.#style.dim(` (${toolTime(event.time - pending.started, pending.waitedMs)})`) : ''
     const outcome = clip(text.replace(/^Error: /, ''), 90)
     this.#spinner.stop()
     this.#line(`${mark} ${name}${took}${outcome !== '' ? ` ${this.#style.dim('→')} ${failed ? this.#style.red(outcome) : outcome}` : ''}`)

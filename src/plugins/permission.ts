@@ -81,6 +81,11 @@ export interface PermissionDecisionData {
   readonly answer?: PermissionAnswer
   /** Set when the call (a `bash` call passing `network: true`) also asked for the network. */
   readonly network?: true
+  /**
+   * How long the question waited for its answer, in ms (set when an approver was asked): time a person spent,
+   * not the tool's, so views can show a call's own duration apart from the wait.
+   */
+  readonly waitedMs?: number
 }
 
 const SUBJECT_KEYS: Readonly<Record<string, string>> = { bash: 'command', read_file: 'path', write_file: 'path', edit_file: 'path', list: 'path', grep: 'pattern', glob: 'pattern' }
@@ -143,14 +148,16 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
           return { kind: 'deny', reason: `${reason}, and no one can approve it here (run interactively, or allow it with a rule or --yes)` }
         }
         let given: Awaited<ReturnType<NonNullable<PermissionPluginOptions['ask']>>>
+        const askedAt = Date.now()
         try {
           given = await options.ask({ tool: call.name, arguments: call.arguments, subject: subjectOf(call), reason, signal, ...asksNetwork })
         } catch (error) {
           // The question went unanswered (a closed prompt, a cancelled turn): the audit log still says the call
           // was not allowed; the loop turns the failure into the call's result.
-          log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork })
+          log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork, waitedMs: Date.now() - askedAt })
           throw error
         }
+        const waitedMs = Date.now() - askedAt
         // An answer that comes after the turn was cancelled decides nothing: the loop has already answered the
         // call (ABORTED_BEFORE_DISPATCH) and may have closed the turn, so nothing is remembered or logged.
         if (signal.aborted) throw signal.reason
@@ -162,7 +169,7 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
           remembered.set(agent.id, set)
         }
         const allowed = answer === 'yes' || answer === 'always'
-        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by, answer, ...asksNetwork })
+        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by, answer, ...asksNetwork, waitedMs })
         return allowed ? { kind: 'allow' } : { kind: 'deny', reason: by === 'user' ? `the user declined ${call.name}` : `${call.name} was declined (${reason})` }
       })
       return () => {
@@ -237,7 +244,7 @@ function subjectOf(call: ToolCall): string {
 function log(
   session: { append(type: string, data: unknown): unknown },
   call: ToolCall,
-  fields: Pick<PermissionDecisionData, 'decision' | 'by'> & Partial<Pick<PermissionDecisionData, 'rule' | 'answer' | 'network'>>,
+  fields: Pick<PermissionDecisionData, 'decision' | 'by'> & Partial<Pick<PermissionDecisionData, 'rule' | 'answer' | 'network' | 'waitedMs'>>,
 ): void {
   const data: PermissionDecisionData = { turn: call.turn, step: call.step, callId: call.callId, tool: call.name, ...fields }
   session.append('permission/decision', data)
