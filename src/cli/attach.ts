@@ -12,6 +12,7 @@ import { UsageError } from '../app/usage-error.js'
 import { describeReason } from '../views/turn-outcome.js'
 import { resolveConfig } from '../app/config.js'
 import { cliPricing, costFigure } from './cli-harness.js'
+import { terminalMarkdown } from './markdown.js'
 import { TranscriptRenderer } from './render.js'
 import { styleFor } from './style.js'
 import { exitCodeFor } from './turn-exit.js'
@@ -22,6 +23,7 @@ export interface AttachFlags {
   readonly session?: string
   readonly root?: string
   readonly json?: boolean
+  readonly raw?: boolean
 }
 
 /**
@@ -140,8 +142,10 @@ function cancelledElsewhere(reason: TurnEndReason, cancelledHere: boolean): bool
 function attachedRenderer(flags: AttachFlags, cancelledHere: () => boolean): TranscriptRenderer {
   // Prices only: a broken config file must not stop anyone from following a session.
   const pricing = cliPricing(resolveConfig(flags.store !== undefined ? { store: flags.store } : {}, process.env, process.cwd(), { lenient: true }))
-  return new TranscriptRenderer(process.stdout, styleFor(process.stdout), {
+  const style = styleFor(process.stdout)
+  return new TranscriptRenderer(process.stdout, style, {
     turnCost: (events) => costFigure(events, pricing),
+    ...(style.color && flags.raw !== true ? { markdown: terminalMarkdown() } : {}),
     describeReason: (reason) => (cancelledElsewhere(reason, cancelledHere()) ? CANCELLED_ELSEWHERE : describeReason(reason)),
   })
 }

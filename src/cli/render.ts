@@ -1,5 +1,6 @@
 import type { StreamChunk, ToolResultBlock, TokenUsage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
+import { MarkdownStream, type MarkdownRenderer } from './markdown.js'
 import { Spinner } from './spinner.js'
 import type { Style } from './style.js'
 import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
@@ -79,6 +80,9 @@ export class TranscriptRenderer {
   #footerNote: string | undefined
   readonly #endpoint: string | undefined
   readonly #describe: (reason: TurnEndReason) => string
+  readonly #markdown: MarkdownRenderer | undefined
+  /** The answer block being rendered as markdown, while its text streams. */
+  #answer: MarkdownStream | undefined
 
   constructor(
     out: NodeJS.WritableStream,
@@ -88,6 +92,8 @@ export class TranscriptRenderer {
       readonly costCap?: () => string | undefined
       /** The host requests go to, named by the waiting spinner. */
       readonly endpoint?: string
+      /** Renders the answers' markdown, one complete block at a time (off: the text exactly as streamed). */
+      readonly markdown?: MarkdownRenderer
       /** How the footer words a turn end (default {@link describeReason}). */
       readonly describeReason?: (reason: TurnEndReason) => string
     } = {},
@@ -99,6 +105,7 @@ export class TranscriptRenderer {
     this.#costCap = options.costCap
     this.#endpoint = options.endpoint
     this.#describe = options.describeReason ?? describeReason
+    this.#markdown = options.markdown
   }
 
   /**
@@ -143,6 +150,7 @@ export class TranscriptRenderer {
         break
       case 'assistant/message':
         if (this.#turn !== undefined) addUsage(this.#turn.usage, d.usage as TokenUsage | undefined)
+        this.#endAnswer() // a cut-off answer has no block-end
         this.#endReasoning()
         this.#newline()
         break
@@ -225,8 +233,20 @@ export class TranscriptRenderer {
     } else if (chunk.type === 'block-end' && chunk.block.type === 'reasoning') {
       this.#endReasoning()
     } else if (chunk.type === 'text-delta') {
-      this.#write(chunk.text)
+      if (this.#markdown === undefined) return this.#write(chunk.text)
+      this.#answer ??= new MarkdownStream(this.#markdown)
+      this.#write(this.#answer.push(chunk.text))
+    } else if (chunk.type === 'block-end' && chunk.block.type === 'text') {
+      this.#endAnswer()
     }
+  }
+
+  /** Renders what is left of a markdown answer block. */
+  #endAnswer(): void {
+    const answer = this.#answer
+    if (answer === undefined) return
+    this.#answer = undefined
+    this.#write(answer.end())
   }
 
   #endReasoning(): void {
@@ -261,6 +281,7 @@ export class TranscriptRenderer {
   #footer(event: SessionEvent, reason: TurnEndReason): void {
     this.#waiting = undefined
     this.#spinner.stop()
+    this.#endAnswer()
     this.#tools.clear()
     this.#endReasoning()
     const tally = this.#turn ?? { started: event.time, steps: 0, usage: emptyUsage() }

@@ -1,6 +1,7 @@
 import type { Harness } from '../harness/harness.js'
 import type { SessionEvent } from '../session/events.js'
 import type { Session } from '../session/session.js'
+import { terminalMarkdown } from './markdown.js'
 import { retryCause, TranscriptRenderer } from './render.js'
 import type { Style } from './style.js'
 import { formatDuration } from '../views/turn-outcome.js'
@@ -30,6 +31,8 @@ export interface SessionOutputOptions {
   readonly costCap?: () => string | undefined
   /** The host requests go to, named while a request waits (`waiting for deepseek-flash at api.deepseek.com`). */
   readonly endpoint?: string
+  /** Render the answers' markdown (a colour terminal without `--raw`). */
+  readonly markdown?: boolean
 }
 
 /** The `costCap` option of a run or chat with `--max-cost` (none without a cap), reading the live session. */
@@ -66,6 +69,7 @@ export function attachSessionOutput(harness: Harness, currentId: () => string | 
           ...(options.turnCost !== undefined ? { turnCost: options.turnCost } : {}),
           ...(options.costCap !== undefined ? { costCap: options.costCap } : {}),
           ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+          ...(options.markdown === true ? { markdown: terminalMarkdown() } : {}),
         })
       : undefined
   renderer?.setMaxAttempts(options.maxAttempts)

@@ -34,12 +34,12 @@ describe('ISSUE-28 item 9: rough edges of the terminal', () => {
     const { home } = workspace()
     const help = await runCli(['serve', '--help'], { env: cliEnv(home) })
     expect(help.code).toBe(0)
-    for (const refused of ['--session', '--continue', '--print', '--attach', '--json']) expect(help.stdout).not.toContain(refused)
+    for (const refused of ['--session', '--continue', '--print', '--raw', '--attach', '--json']) expect(help.stdout).not.toContain(refused)
     expect(help.stdout).toContain('--port')
     expect(help.stdout).toContain('--max-cost')
     const refused = await runCli(['serve', '--print'], { env: cliEnv(home) })
     expect(refused.code).toBe(2)
-    expect(refused.stderr).toContain('-c, --print and --attach are options of run and chat')
+    expect(refused.stderr).toContain('-c, --print, --raw and --attach are options of run and chat')
   }, 60_000)
 
   it('a typo in a config file key gets a "did you mean", at the top level and inside an entry', async () => {

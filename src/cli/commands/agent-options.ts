@@ -29,6 +29,8 @@ export interface AgentFlags {
   readonly maxCost?: number
   readonly json?: boolean
   readonly print?: boolean
+  /** `--raw`: the model's text as it streams, markdown not rendered. */
+  readonly raw?: boolean
   readonly verbose?: boolean
   readonly store?: string
   readonly system?: string
@@ -99,6 +101,7 @@ const AGENT_OPTIONS = {
   header: (c: Command) => c.option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect),
   json: (c: Command) => c.option('--json', 'write the session events as JSONL to stdout instead of a transcript'),
   print: (c: Command) => c.option('--print', 'write only the final answer to stdout (no transcript)'),
+  raw: (c: Command) => c.option('--raw', 'show answers as the model writes them, without rendering their markdown (rendered only on a colour terminal)'),
   verbose: (c: Command) => c.option('--verbose', 'off a terminal: a status line on stderr per request and retry'),
   otlp: (c: Command) => c.option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)'),
   sandbox: (c: Command) => c.option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode),
@@ -115,7 +118,7 @@ export type AgentOptionName = keyof typeof AGENT_OPTIONS
 export const ALL_AGENT_OPTION_NAMES: readonly AgentOptionName[] = Object.keys(AGENT_OPTIONS) as AgentOptionName[]
 
 /** The options a session-serving process cannot honour: they pick a session or shape one terminal's output. */
-export const SESSION_OPTION_NAMES: readonly AgentOptionName[] = ['session', 'continue', 'json', 'print', 'verbose', 'attach']
+export const SESSION_OPTION_NAMES: readonly AgentOptionName[] = ['session', 'continue', 'json', 'print', 'raw', 'verbose', 'attach']
 
 /** Adds the named agent options (all of them by default), in the order `run --help` lists them, then `--store`. */
 export function addAgentOptions(command: Command, names: readonly AgentOptionName[] = ALL_AGENT_OPTION_NAMES): Command {

@@ -80,6 +80,8 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     verbose: flags.verbose === true,
     maxAttempts: prepared.config.retry.maxAttempts,
     ...endpointOption(prepared),
+    // Rendered where escape codes are shown as styles; anywhere else (a pipe, NO_COLOR, --raw) the text stays as written.
+    markdown: style.color && flags.raw !== true,
     turnCost: (events) => costFigure(events, pricing),
     ...costCapOption(prepared.config.maxCostUsd, pricing, () => agent?.session),
   })

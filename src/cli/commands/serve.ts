@@ -14,7 +14,7 @@ import type { ServeFlags } from './serve-flags.js'
 export type { ServeFlags }
 
 /** Agent options that pick one session or shape one terminal's output: `serve` refuses them. */
-const REFUSED_BY_SERVE: readonly string[] = ['session', 'continue', 'json', 'print', 'attach']
+const REFUSED_BY_SERVE: readonly string[] = ['session', 'continue', 'json', 'print', 'raw', 'attach']
 
 /** Adds the options of `serve` (the agent options of `run`, minus the per-run ones, plus host, port, token). */
 export function addServeOptions(command: Command): Command {
@@ -59,8 +59,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export async function serveCommand(flags: ServeFlags): Promise<number> {
   if (flags.session !== undefined) throw new CliError('serve runs every session of the store: --session does not apply (open the session in the page)', EXIT.usage)
   if (flags.json === true) throw new CliError('serve has no --json output: the API is JSON (GET /api/sessions/ID/events)', EXIT.usage)
-  if (flags.continue === true || flags.print === true || flags.attach === true) {
-    throw new CliError('-c, --print and --attach are options of run and chat; serve runs every session of the store from the page and the API', EXIT.usage)
+  if (flags.continue === true || flags.print === true || flags.raw === true || flags.attach === true) {
+    throw new CliError('-c, --print, --raw and --attach are options of run and chat; serve runs every session of the store from the page and the API', EXIT.usage)
   }
   if (flags.unsafeNoToken === true && flags.token !== undefined) throw new CliError('--token and --unsafe-no-token contradict each other', EXIT.usage)
   if (flags.unsafeNoToken === true && !isLoopbackHost(flags.host)) {
