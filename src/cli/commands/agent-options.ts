@@ -199,7 +199,10 @@ export function configFlagsOf(flags: AgentFlags): ConfigFlags {
  * Resolves config, route, root and key before any session exists: a missing key or bad option fails here,
  * leaving nothing behind.
  */
-export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): Promise<PreparedRun> {
+export async function prepareRun(given: AgentFlags, env: NodeJS.ProcessEnv = process.env): Promise<PreparedRun> {
+  // `--provider scripted --script FILE` names the same route twice: only another provider contradicts --script.
+  const { provider: _scripted, ...withoutProvider } = given
+  const flags: AgentFlags = given.script !== undefined && given.provider === 'scripted' ? withoutProvider : given
   const config = resolveConfig(configFlagsOf(flags), env)
   checkRouteFlags(flags)
   if (flags.session !== undefined && flags.continue === true) throw new CliError('--session and --continue both pick a session: pass one of them', EXIT.usage)
