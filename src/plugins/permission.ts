@@ -181,8 +181,11 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
         // An answer that comes after the turn was cancelled decides nothing: the loop has already answered the
         // call (ABORTED_BEFORE_DISPATCH) and may have closed the turn, so nothing is remembered or logged.
         if (signal.aborted) throw signal.reason
-        const { answer, by } = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
-        const prefix = typeof given === 'object' && answer === 'always' ? usablePrefix(given.prefix) : undefined
+        const attributed = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
+        const prefix = attributed.answer === 'always' ? usablePrefix(attributed.prefix) : undefined
+        // A prefix that cannot be honoured must not widen into the whole tool: the call is allowed once, no more.
+        const answer: PermissionAnswer = attributed.answer === 'always' && attributed.prefix !== undefined && prefix === undefined ? 'yes' : attributed.answer
+        const by = attributed.by
         let granted: { grants?: string[]; prefix?: string } = {}
         if (answer === 'always') {
           // `always` covers what was asked: the tool, the network, or both, for this agent's session; logged, so

@@ -108,3 +108,37 @@ describe('ISSUE-28 item 3: "always" means what the user saw', () => {
     expect((await decisions(home)).map((d) => d.by)).toEqual(['user', 'remembered'])
   }, 90_000)
 })
+
+describe('permissionPlugin prefix grants', () => {
+  it('a prefix that cannot be honoured allows the one call and grants nothing, never the whole tool', async () => {
+    const { createHarness } = await import('../../src/harness/harness.js')
+    const { scriptedAdapter } = await import('../../src/llm/adapters/scripted.js')
+    const { permissionPlugin } = await import('../../src/plugins/permission.js')
+    const fakeBash = { name: 'bash', description: 'runs nothing', parameters: { type: 'object', properties: { command: { type: 'string' } } }, execute: () => 'ok' }
+    const call = (command: string) => ({ toolCalls: [{ name: 'bash', arguments: { command } }] })
+    const asked: string[] = []
+    const harness = createHarness({
+      adapters: [scriptedAdapter({ script: [call('ls -la'), call('ls -1'), { text: 'done' }] })],
+      tools: [fakeBash],
+      plugins: [
+        permissionPlugin({
+          ask: async (question) => {
+            asked.push(question.subject)
+            return { answer: 'always', by: 'user', prefix: 'ls; rm' }
+          },
+        }),
+      ],
+    })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'scripted' })
+    agent.followup('list')
+    await agent.whenIdle()
+    const decisions = agent.session.events.filter((e) => e.type === 'permission/decision').map((e) => e.data as Record<string, unknown>)
+    await harness.close()
+    expect(asked).toEqual(['ls -la', 'ls -1'])
+    expect(decisions).toMatchObject([
+      { decision: 'allow', answer: 'yes' },
+      { decision: 'allow', answer: 'yes' },
+    ])
+    expect(decisions[0]?.grants).toBeUndefined()
+  })
+})
