@@ -21,6 +21,7 @@ import { registerTraceCommand } from './commands/trace.js'
 import { registerWorkerCommand } from './commands/worker.js'
 import { registerServe } from './commands/serve.js'
 import { registerAcp } from './commands/acp.js'
+import { registerResume } from './commands/resume.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -64,6 +65,7 @@ export function buildProgram(exit: { code: number }): Command {
 
   registerRun(program, exit)
   registerChat(program, exit)
+  registerResume(program, exit)
   registerSessions(program, exit)
   registerInspect(program, exit)
   registerVerify(program, exit)

@@ -14,6 +14,7 @@ import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, costCapOption, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
+import { endpointHost, endpointOf } from '../endpoint.js'
 import { describeReason, formatDuration } from '../../views/turn-outcome.js'
 import { exitCodeFor, failureHint } from '../turn-exit.js'
 import { addAgentOptions, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
@@ -22,7 +23,8 @@ import { addAgentOptions, prepareRun, type AgentFlags, type PreparedRun } from '
 async function readStdin(): Promise<string> {
   const parts: Buffer[] = []
   for await (const part of process.stdin) parts.push(part as Buffer)
-  return Buffer.concat(parts).toString('utf8')
+  // `echo "…" |` ends the prompt with a newline the user never typed as part of it.
+  return Buffer.concat(parts).toString('utf8').replace(/(\r?\n)+$/, '')
 }
 
 /** The prompt: the arguments, or stdin for `-` (or no arguments with input piped in). */
@@ -78,6 +80,9 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     mode,
     verbose: flags.verbose === true,
     maxAttempts: prepared.config.retry.maxAttempts,
+    ...endpointOption(prepared),
+    // Rendered where escape codes are shown as styles; anywhere else (a pipe, NO_COLOR, --raw) the text stays as written.
+    markdown: style.color && flags.raw !== true,
     turnCost: (events) => costFigure(events, pricing),
     ...costCapOption(prepared.config.maxCostUsd, pricing, () => agent?.session),
   })
@@ -96,6 +101,12 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
       if (prepared.scratchRoot) removeScratch(prepared.root)
     }
   }
+}
+
+/** The `endpoint` option of the session output: the host the waiting spinner names. */
+export function endpointOption(prepared: PreparedRun): { readonly endpoint?: string } {
+  const host = endpointHost(endpointOf(prepared))
+  return host !== undefined ? { endpoint: host } : {}
 }
 
 /** Removes a scripted demo's scratch folder once the run is over (what it wrote is in the log). */
@@ -142,17 +153,27 @@ export function reportInterrupted(agent: Agent, prepared: PreparedRun): void {
   }
 }
 
-/** The opening lines: which model (and that it is scripted), where tools work, which session, which instructions. */
-export function announce(output: SessionOutput, style: Style, prepared: PreparedRun, sessionId: string): void {
+/** `deepseek · deepseek-flash · https://api.deepseek.com`: the route a run talks to, its endpoint included. */
+export function routeLine(prepared: PreparedRun): string {
+  const endpoint = endpointOf(prepared)
+  return `${prepared.route.provider} · ${prepared.route.model}${endpoint !== undefined ? ` · ${endpoint}` : ''}`
+}
+
+/**
+ * The opening lines, each fact once: which model and endpoint (or that it is scripted), which session, where
+ * tools work, which instructions. `chat` passes its own heading, which names the route and the tool root itself.
+ */
+export function announce(output: SessionOutput, style: Style, prepared: PreparedRun, sessionId: string | undefined, options: { readonly heading?: string } = {}): void {
   const { route } = prepared
-  if (route.scriptFile !== undefined) {
-    output.notice(style.yellow(`[scripted] model replies come from ${route.scriptFile} — an offline demo, no real model is called`))
+  const scratch = prepared.scratchRoot ? ' (scratch folder, removed at exit; --root DIR keeps the files)' : ''
+  if (route.scriptFile !== undefined) output.notice(style.yellow(`[scripted] model replies come from ${route.scriptFile} — an offline demo, no real model is called`))
+  if (options.heading !== undefined) {
+    output.notice(style.dim(options.heading))
+    if (sessionId !== undefined) output.notice(style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId}`))
   } else {
-    output.notice(style.dim(`${route.provider} · ${route.model}${prepared.baseURL !== undefined ? ` · ${prepared.baseURL}` : ''}`))
+    if (route.scriptFile === undefined) output.notice(style.dim(routeLine(prepared)))
+    output.notice(style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId ?? ''} · tools in ${prepared.root}${scratch}`))
   }
-  output.notice(
-    style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId} · tools in ${prepared.root}${prepared.scratchRoot ? ' (scratch folder, removed at exit; --root DIR keeps the files)' : ''}`),
-  )
   for (const source of prepared.instructions.sources) output.notice(style.dim(`instructions: ${source}`))
   // An unsandboxed shell is a choice the user must keep seeing, so it goes into every turn's footer.
   if (prepared.config.shell && prepared.sandbox === 'off') output.renderer?.setFooterNote(style.yellow('sandbox: off'))

@@ -18,6 +18,7 @@ export interface ChatCompletionsAdapterConfig {
   readonly models: Readonly<Record<string, ModelInfo>>
   readonly dialect: ChatCompletionsDialect
   readonly idleTimeoutMs?: number
+  readonly responseTimeoutMs?: number
   readonly fetch?: typeof fetch
 }
 
@@ -56,6 +57,7 @@ async function* streamChatCompletions(config: ChatCompletionsAdapterConfig, requ
       secrets,
       ...(request.signal !== undefined ? { signal: request.signal } : {}),
       ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
+      ...(config.responseTimeoutMs !== undefined ? { responseTimeoutMs: config.responseTimeoutMs } : {}),
       ...(config.fetch !== undefined ? { fetch: config.fetch } : {}),
     },
     (requestId) => new ChatCompletionsTranslator(config.provider, secrets, requestId),

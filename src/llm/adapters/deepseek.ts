@@ -77,6 +77,8 @@ export interface DeepseekAdapterOptions {
   readonly models?: Readonly<Record<string, ModelInfo>>
   /** Idle-stream watchdog in ms (default 300000). */
   readonly idleTimeoutMs?: number
+  /** Longest wait for the HTTP response before `TIMEOUT` (default 10000; never more than the idle timeout). */
+  readonly responseTimeoutMs?: number
   /** Extra request headers (a proxy's, a gateway's). */
   readonly headers?: Readonly<Record<string, string>>
   /** `fetch` implementation (tests); the global one by default. */
@@ -127,6 +129,7 @@ export function deepseekAdapter(options: DeepseekAdapterOptions = {}): LlmAdapte
       reasoningParams: deepseekReasoningParams,
     },
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.responseTimeoutMs !== undefined ? { responseTimeoutMs: options.responseTimeoutMs } : {}),
     ...(options.headers !== undefined ? { headers: options.headers } : {}),
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   })
