@@ -98,6 +98,6 @@ async function* streamMessages(
       ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
       ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
     },
-    (requestId) => new AnthropicTranslator('anthropic', [key], requestId),
+    (requestId) => new AnthropicTranslator('anthropic', [key], requestId, request.output?.name),
   )
 }
