@@ -267,11 +267,12 @@ function outputModeOf(
   }
 }
 
-/** The answer's text: its text blocks joined. */
+/**
+ * The answer's text: its text blocks, a line apart — so an answer given after a sentence in a block of its own
+ * (Anthropic's answer tool after some prose) starts a line of its own, where the check looks for it.
+ */
 function answerText(message: AssistantMessage): string {
-  let text = ''
-  for (const block of message.content) if (block.type === 'text') text += block.text
-  return text
+  return message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n')
 }
 
 /** The committed events of one turn, `from` ≤ seq ≤ `to`, streamed chunks left out (the result folds none). */
