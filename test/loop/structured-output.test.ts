@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { foldSession, verifySessionLog, type JsonValue, type SessionEvent, type TurnResult } from '../../src/index.js'
+import { replaySession } from '../../src/app/replay-session.js'
+import type { GenerateOptions } from '../../src/llm/types.js'
+import { compareRequest } from '../../src/views/replay-recording.js'
 import { reconstructionProblems } from '../../src/views/request-reconstruction.js'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
 
@@ -116,6 +119,24 @@ describe('structured output through agent.run({ output })', () => {
     const secondChunk = events.filter((e) => e.type === 'assistant/chunk')[2] as SessionEvent
     const folded = foldSession(events.slice(0, secondChunk.seq)).header
     expect(folded?.config.output).toEqual(f.model.requests[1]?.output)
+  })
+
+  it('a structured session replays: the fresh requests carry the recorded output spec, and a request without it differs', async () => {
+    const f = await loopFixture([{ text: '{"score": 4, "why": "clear"}' }, { text: 'plain' }])
+    await f.agent.run('rate it', { output: Rating })
+    await f.agent.run('plain now')
+    const events = [...f.agent.session.events]
+    // The fixture's model table, so the replay materialises the same default maxTokens.
+    const facts = () => () => ({ contextWindow: 1000, defaultMaxTokens: 100 })
+    const report = await replaySession(events, facts)
+    expect(report.problems).toEqual([])
+    expect(report.compared).toBe(2)
+    // The comparison covers the spec: the structured request rebuilt from the log, against one without it.
+    const header = foldSession(events.slice(0, events.find((e) => e.type === 'assistant/chunk')?.seq)).header
+    const sent = f.model.requests[0] as GenerateOptions
+    expect(compareRequest({ messages: sent.messages, header }, sent)).toBeUndefined()
+    const { output: _dropped, ...withoutOutput } = sent
+    expect(compareRequest({ messages: sent.messages, header }, withoutOutput)).toMatch(/^output differs/)
   })
 })
 
