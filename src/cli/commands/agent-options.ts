@@ -29,6 +29,8 @@ export interface AgentFlags {
   readonly maxCost?: number
   readonly json?: boolean
   readonly print?: boolean
+  /** `run --output-schema FILE`: a JSON Schema file the turn's final answer must be valid under. */
+  readonly outputSchema?: string
   readonly verbose?: boolean
   readonly store?: string
   readonly system?: string

@@ -1,7 +1,9 @@
 import type { Command } from 'commander'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Agent } from '../../loop/agent.js'
+import { structuredOutput, type OutputSchema } from '../../loop/structured-output.js'
+import type { JsonSchema } from '../../tools/types.js'
 import type { Harness } from '../../harness/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
 import { attachRun } from '../attach.js'
@@ -43,7 +45,11 @@ export function outputMode(flags: AgentFlags): 'transcript' | 'json' | 'print' {
 export async function runCommand(words: readonly string[], flags: AgentFlags): Promise<number> {
   const prompt = await promptOf(words)
   if (prompt.trim() === '') throw new CliError('the prompt is empty', EXIT.usage)
-  if (flags.attach === true) return attachRun(prompt, flags)
+  const schema = flags.outputSchema !== undefined ? readOutputSchema(flags.outputSchema) : undefined
+  if (flags.attach === true) {
+    if (schema !== undefined) throw new CliError('--output-schema needs the turn to run here: it cannot be combined with --attach', EXIT.usage)
+    return attachRun(prompt, flags)
+  }
   const prepared = await prepareRun(flags)
   const style = styleFor(process.stdout)
   const mode = outputMode(flags)
@@ -84,7 +90,7 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     for (const repair of prepared.repairs) process.stderr.write(`ledgerloop: ${repair}\n`)
     agent = await openAgent(harness, prepared)
     announce(output, style, prepared, agent.id)
-    return await runTurn(agent, prompt, output, prepared)
+    return await runTurn(agent, prompt, output, prepared, schema, mode)
   } finally {
     output.dispose()
     try {
@@ -134,7 +140,33 @@ export function announce(output: SessionOutput, style: Style, prepared: Prepared
   else if (prepared.config.shell && prepared.network !== false) output.renderer?.setFooterNote(style.yellow(prepared.network === true ? 'network: on' : 'network: on request'))
 }
 
-async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prepared: PreparedRun): Promise<number> {
+/**
+ * `--output-schema FILE`: the JSON Schema, read and compiled up front, so a missing file or a schema that does not
+ * compile is a usage error before any session is opened.
+ */
+export function readOutputSchema(file: string): JsonSchema {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new CliError(`--output-schema: cannot read ${file}: ${(error as Error).message}`, EXIT.usage)
+  }
+  let schema: unknown
+  try {
+    schema = JSON.parse(text)
+  } catch (error) {
+    throw new CliError(`--output-schema: ${file} is not JSON: ${(error as Error).message}`, EXIT.usage)
+  }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new CliError(`--output-schema: ${file} must hold a JSON Schema object`, EXIT.usage)
+  try {
+    structuredOutput(schema as JsonSchema)
+  } catch (error) {
+    throw new CliError(`--output-schema: ${(error as Error).message}`, EXIT.usage)
+  }
+  return schema as JsonSchema
+}
+
+async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prepared: PreparedRun, schema?: OutputSchema, mode?: 'transcript' | 'json' | 'print'): Promise<number> {
   const firstNewSeq = agent.session.length
   let interrupts = 0
   const onSigint = (): void => {
@@ -147,7 +179,13 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prep
   // A scripted step that hangs holds no socket or timer; without this the process would exit mid-turn.
   const keepAlive = setInterval(() => {}, 60_000)
   try {
-    agent.followup(prompt)
+    if (schema === undefined) {
+      agent.followup(prompt)
+    } else {
+      const result = await agent.run(prompt, { output: schema })
+      // The answer parsed, after the events: the one line of stdout that is not an event (no seq).
+      if (mode === 'json' && result.output !== undefined) process.stdout.write(`${JSON.stringify({ type: 'output', turn: result.turn, output: result.output })}\n`)
+    }
     await agent.whenIdle()
   } finally {
     clearInterval(keepAlive)
@@ -210,6 +248,7 @@ function readTtyLine(signal: AbortSignal): Promise<string | undefined> {
 /** Registers `run`. */
 export function registerRun(program: Command, exit: { code: number }): void {
   addAgentOptions(program.command('run').description('run one turn for PROMPT and exit with its outcome').argument('[prompt...]', 'what to ask; - (or nothing, with input piped in) reads it from stdin'))
+    .option('--output-schema <file>', 'the final answer must be JSON valid under this JSON Schema file (repaired up to twice, else exit 1 with OUTPUT_INVALID)')
     .addHelpText('after', RUN_EXAMPLES)
     .action(async (prompt: string[], flags: AgentFlags) => {
       exit.code = await runCommand(prompt, flags)
@@ -222,4 +261,5 @@ Examples:
   ledgerloop run -c "now fix it"                       continue the most recent session
   git diff | ledgerloop run --print "review this diff"  prompt from stdin, only the answer on stdout
   ledgerloop run --yes --root ./sandbox "tidy the notes"
-  ledgerloop run --script examples/scripts/demo.json "Take notes"   offline demo, no key`
+  ledgerloop run --script examples/scripts/demo.json "Take notes"   offline demo, no key
+  ledgerloop run --output-schema answer.schema.json --json "rate README.md"   last stdout line: {"type":"output",…}`
