@@ -144,7 +144,10 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
   )
   harness.hooks.on('agent/request', async (payload, next) => {
     const recorded = headers.get(stepKey(payload.turn, payload.step))
-    return recorded !== undefined ? requestProposal(recorded) : next()
+    // The proposal leaves a structured-output mode out (a run sets it per turn): the recorded one is put back.
+    if (recorded === undefined) return next()
+    const output = recorded.config.output
+    return output !== undefined ? { ...requestProposal(recorded), output } : requestProposal(recorded)
   })
   harness.hooks.on('tools/post-execute', async ({ call }) => {
     const recorded = results.get(call.callId)

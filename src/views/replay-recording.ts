@@ -67,6 +67,7 @@ export function compareRequest(original: RebuiltRequest, request: GenerateOption
     ['temperature', h.config.temperature, request.temperature],
     ['maxTokens', h.config.maxTokens, request.maxTokens],
     ['stop', h.config.stop, request.stop],
+    ['output', h.config.output, request.output],
     ['system', h.system, request.system],
     ['tools', h.tools ?? [], request.tools ?? []],
   ]

@@ -31,6 +31,8 @@ export interface AgentFlags {
   readonly print?: boolean
   /** `--raw`: the model's text as it streams, markdown not rendered. */
   readonly raw?: boolean
+  /** `run --output-schema FILE`: a JSON Schema file the turn's final answer must be valid under. */
+  readonly outputSchema?: string
   readonly verbose?: boolean
   readonly store?: string
   readonly system?: string

@@ -101,6 +101,6 @@ async function* streamMessages(
       ...(options.responseTimeoutMs !== undefined ? { responseTimeoutMs: options.responseTimeoutMs } : {}),
       ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
     },
-    (requestId) => new AnthropicTranslator('anthropic', [key], requestId),
+    (requestId) => new AnthropicTranslator('anthropic', [key], requestId, request.output?.name),
   )
 }

@@ -127,6 +127,8 @@ export function deepseekAdapter(options: DeepseekAdapterOptions = {}): LlmAdapte
       reasoningHistoryField: 'reasoning_content',
       streamUsage: true,
       reasoningParams: deepseekReasoningParams,
+      // DeepSeek's JSON Output is `json_object` only: the schema goes into the system prompt.
+      outputMode: 'json-object',
     },
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     ...(options.responseTimeoutMs !== undefined ? { responseTimeoutMs: options.responseTimeoutMs } : {}),

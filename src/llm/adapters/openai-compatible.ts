@@ -77,6 +77,8 @@ export function openaiCompatibleAdapter(options: OpenaiCompatibleAdapterOptions)
       reasoningHistoryField: quirks.sendReasoningAs ?? false,
       streamUsage: quirks.streamUsage ?? true,
       reasoningParams,
+      // A model whose server lacks `json_schema` says so in its table entry (`structuredOutput`).
+      outputMode: 'json-schema',
     },
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     ...(options.responseTimeoutMs !== undefined ? { responseTimeoutMs: options.responseTimeoutMs } : {}),
