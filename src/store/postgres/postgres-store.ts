@@ -16,6 +16,7 @@ import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptio
 import { migrateSchema, storeTables, type StoreTables } from './schema.js'
 import { listSessions } from './session-listing.js'
 import { Readiness, withStoreErrors, writeFailure } from './pg-errors.js'
+import { PostgresCheckpointBlobs } from './checkpoint-blobs.js'
 
 /** Options of {@link PostgresStore}. Give `connectionString` or `pool`. */
 export interface PostgresStoreOptions {
@@ -101,6 +102,8 @@ export class PostgresStore implements SessionStore {
   readonly #flushInboxSql: string
   #renewal: NodeJS.Timeout | undefined
   #closed = false
+  /** File checkpoints of these sessions, in the schema's `checkpoint_blobs` table. */
+  readonly checkpointBlobs: PostgresCheckpointBlobs
 
   /** @param options - `connectionString` or `pool` is required */
   constructor(options: PostgresStoreOptions) {
@@ -123,6 +126,7 @@ export class PostgresStore implements SessionStore {
     this.#flushInboxSql = flushStatement(this.tables, true)
     this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel, this.tables.approvalsChannel])
     this.#ready = new Readiness(() => migrateSchema(this.#pool, this.tables))
+    this.checkpointBlobs = new PostgresCheckpointBlobs(this.#pool, this.tables, this.#ready)
     this.#backend = {
       flushDelayMs: this.#delayMs,
       commitBatch: (commit) => this.#commitBatch(commit),
