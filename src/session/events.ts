@@ -123,6 +123,8 @@ export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'compaction/summary',
   'compaction/prune',
   'compaction/end',
+  'checkpoint/files',
+  'checkpoint/restored',
 ])
 
 /** Reads an event's data as the shape of its core type (no runtime check: the log validated it). */
