@@ -119,6 +119,8 @@ export function createHarness(options: HarnessOptions = {}): Harness {
   const maxParallel = options.maxParallelToolCalls ?? 10
   if (!Number.isSafeInteger(maxParallel) || maxParallel < 1) throw new HarnessError('maxParallelToolCalls must be a positive integer', 'INVALID_CONFIG')
   let closed = false
+  // Each live agent's writer, for a rewind that logs into a live session and must see it durable.
+  const writers = new WeakMap<Agent, SessionWriter>()
   const liveAgent = (id: string): Agent | undefined => {
     for (const agent of agents) if (agent.id === id) return agent
     return undefined
@@ -163,6 +165,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       initiatorScope: options.initiatorScope === true,
     })
     wireSessionToWriter(session, writer, hooks, (event) => agent.observe(event))
+    writers.set(agent, writer)
     agents.add(agent)
     return agent
   }
@@ -278,7 +281,11 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       return rewindSession(
         {
           store,
-          liveSession: liveAgent,
+          liveSession: (id) => {
+            const agent = liveAgent(id)
+            const writer = agent === undefined ? undefined : writers.get(agent)
+            return agent === undefined || writer === undefined ? undefined : { session: agent.session, status: agent.status, flush: () => writer.flush() }
+          },
           fork: (id, at) => harness.forkSession(id, { at }),
         },
         sessionId,

@@ -63,7 +63,7 @@ export interface CheckpointRestoredData {
 export interface RewindContext {
   readonly store: SessionStore
   /** The harness's live agent of a session, if it runs one. */
-  liveSession(id: string): { readonly session: Session; readonly status: 'idle' | 'running' } | undefined
+  liveSession(id: string): { readonly session: Session; readonly status: 'idle' | 'running'; flush(): Promise<void> } | undefined
   /** The harness's fork (`forkSession`). */
   fork(id: string, at: number): Promise<string>
 }
@@ -208,6 +208,7 @@ async function logRestored(context: RewindContext, sessionId: string, data: Chec
   const live = context.liveSession(sessionId)
   if (live !== undefined) {
     live.session.append('checkpoint/restored', data)
+    await live.flush()
     return
   }
   const stored = await context.store.open(sessionId)
