@@ -9,30 +9,34 @@ import type { StoreTables } from './schema.js'
 // Bytes per INSERT: large pre-images go in several statements rather than one huge message.
 const BATCH_BYTES = 8 * 1024 * 1024
 
+/** What the blobs use of their store: its pool, its tables, and its schema migration (`ready`). */
+export interface BlobStoreParts {
+  readonly pool: pg.Pool
+  readonly tables: StoreTables
+  readonly ready: PromiseLike<void>
+}
+
 /** Checkpoint blobs in the store's database. */
 export class PostgresCheckpointBlobs implements CheckpointBlobStore {
-  readonly #pool: pg.Pool
-  readonly #tables: StoreTables
-  readonly #ready: PromiseLike<void>
+  readonly #parts: () => BlobStoreParts
 
-  /** @param ready - resolves once the schema is migrated */
-  constructor(pool: pg.Pool, tables: StoreTables, ready: PromiseLike<void>) {
-    this.#pool = pool
-    this.#tables = tables
-    this.#ready = ready
+  /** @param parts - read at each call (the store creates its blobs before its pool exists) */
+  constructor(parts: () => BlobStoreParts) {
+    this.#parts = parts
   }
 
   async put(blobs: ReadonlyMap<string, Uint8Array>): Promise<void> {
     for (const hash of blobs.keys()) checkBlobHash(hash)
     if (blobs.size === 0) return
-    await this.#ready
+    const { pool, tables, ready } = this.#parts()
+    await ready
     let hashes: string[] = []
     let datas: Buffer[] = []
     let bytes = 0
     const send = async (): Promise<void> => {
       if (hashes.length === 0) return
-      await this.#pool.query(
-        `INSERT INTO ${this.#tables.checkpointBlobs} (hash, data) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (hash) DO NOTHING`,
+      await pool.query(
+        `INSERT INTO ${tables.checkpointBlobs} (hash, data) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT (hash) DO NOTHING`,
         [hashes, datas],
       )
       hashes = []
@@ -50,8 +54,9 @@ export class PostgresCheckpointBlobs implements CheckpointBlobStore {
 
   async get(hash: string): Promise<Buffer | undefined> {
     checkBlobHash(hash)
-    await this.#ready
-    const found = await this.#pool.query<{ data: Buffer }>(`SELECT data FROM ${this.#tables.checkpointBlobs} WHERE hash = $1`, [hash])
+    const { pool, tables, ready } = this.#parts()
+    await ready
+    const found = await pool.query<{ data: Buffer }>(`SELECT data FROM ${tables.checkpointBlobs} WHERE hash = $1`, [hash])
     return found.rows[0]?.data
   }
 }

@@ -102,8 +102,7 @@ export class PostgresStore implements SessionStore {
   readonly #flushInboxSql: string
   #renewal: NodeJS.Timeout | undefined
   #closed = false
-  /** File checkpoints of these sessions, in the schema's `checkpoint_blobs` table. */
-  readonly checkpointBlobs: PostgresCheckpointBlobs
+  readonly checkpointBlobs = new PostgresCheckpointBlobs(() => ({ pool: this.#pool, tables: this.tables, ready: this.#ready }))
 
   /** @param options - `connectionString` or `pool` is required */
   constructor(options: PostgresStoreOptions) {
@@ -126,7 +125,6 @@ export class PostgresStore implements SessionStore {
     this.#flushInboxSql = flushStatement(this.tables, true)
     this.#hub = new NotificationHub(this.#pool, [this.tables.inboxChannel, this.tables.eventsChannel, this.tables.approvalsChannel])
     this.#ready = new Readiness(() => migrateSchema(this.#pool, this.tables))
-    this.checkpointBlobs = new PostgresCheckpointBlobs(this.#pool, this.tables, this.#ready)
     this.#backend = {
       flushDelayMs: this.#delayMs,
       commitBatch: (commit) => this.#commitBatch(commit),
