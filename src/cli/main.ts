@@ -9,6 +9,7 @@ import { registerConfig } from './commands/config.js'
 import { registerFork } from './commands/fork.js'
 import { registerInspect } from './commands/inspect.js'
 import { registerReplay } from './commands/replay.js'
+import { registerRewind } from './commands/rewind.js'
 import { registerRun } from './commands/run.js'
 import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
@@ -66,6 +67,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerVerify(program, exit)
   registerReplay(program, exit)
   registerFork(program, exit)
+  registerRewind(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
   registerTraceCommand(program, exit)
