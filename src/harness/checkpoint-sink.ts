@@ -15,10 +15,35 @@ export interface CheckpointFilesData extends CheckpointRecord {
  * the store keeps no blobs.
  */
 export function storeCheckpointSink(blobs: CheckpointBlobStore | undefined, sessionOf: (id: string) => Session | undefined): CheckpointSink {
+  // Hashes known durable in this store, and writes under way (keepAhead's and saveBlobs' own).
+  const durable = new Set<string>()
+  const writing = new Map<string, Promise<void>>()
+  const put = (saved: ReadonlyMap<string, Buffer>): Promise<void> => {
+    const fresh = new Map([...saved].filter(([hash]) => !durable.has(hash) && !writing.has(hash)))
+    const waits = [...saved.keys()].flatMap((hash) => (writing.has(hash) ? [writing.get(hash) as Promise<void>] : []))
+    if (fresh.size > 0 && blobs !== undefined) {
+      const write = blobs.put(fresh).then(() => {
+        for (const hash of fresh.keys()) durable.add(hash)
+      })
+      const settled = write.finally(() => {
+        for (const hash of fresh.keys()) writing.delete(hash)
+      })
+      for (const hash of fresh.keys()) writing.set(hash, settled)
+      waits.push(settled)
+    }
+    return Promise.all(waits).then(() => undefined)
+  }
   return {
     accepts: (sessionId) => blobs !== undefined && sessionOf(sessionId) !== undefined,
     async saveBlobs(_sessionId, saved) {
-      await blobs?.put(saved)
+      // A keepAhead write that failed is tried again here: its hash is neither durable nor being written.
+      await put(saved)
+      const missed = new Map([...saved].filter(([hash]) => !durable.has(hash)))
+      if (missed.size > 0) await put(missed)
+    },
+    keepAhead(_sessionId, saved) {
+      // Nobody waits for this one; a failure only means the next saveBlobs writes the blob itself.
+      put(saved).catch(() => undefined)
     },
     record(sessionId, record) {
       const data: CheckpointFilesData = { ...record, paths: record.files.map((file) => file.path) }

@@ -43,6 +43,12 @@ export interface CheckpointSink {
   saveBlobs(sessionId: string, blobs: ReadonlyMap<string, Buffer>): Promise<void>
   /** Logs what a call changed, in the session's log. */
   record(sessionId: string, record: CheckpointRecord): void
+  /**
+   * Starts storing blobs that will be pre-images of a later change (the bytes a tool just wrote), without
+   * waiting: a later {@link CheckpointSink.saveBlobs} of the same hash then waits for that write instead of
+   * starting its own, so the next change of the file rarely waits for the disk at all.
+   */
+  keepAhead?(sessionId: string, blobs: ReadonlyMap<string, Buffer>): void
 }
 
 /**

@@ -34,6 +34,7 @@ export async function checkpointBeforeChange(
   if (before !== null && before !== 'untracked') await sink.saveBlobs(sessionId, new Map([[beforeHash as string, before]]))
   return (rel, after) => {
     const afterHash = after === null ? null : sha256(after)
+    if (after !== null && afterHash !== null) sink.keepAhead?.(sessionId, new Map([[afterHash, after]]))
     if (afterHash === beforeHash && before !== 'untracked') return
     sink.record(sessionId, {
       callId: ctx.callId,

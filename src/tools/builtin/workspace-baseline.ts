@@ -9,8 +9,9 @@
 // Bounded: at most `maxFiles` files (the scan stops and the record says `incomplete`), files over `maxBytes`
 // are tracked by stat only (`untracked`: not restorable), `.git` and `node_modules` are not walked, symbolic
 // links are neither followed nor tracked.
-import { constants, type BigIntStats } from 'node:fs'
-import { lstat, open, readdir, readlink } from 'node:fs/promises'
+import { constants, lstatSync, readdirSync, type BigIntStats, type Dirent } from 'node:fs'
+import { open, readlink } from 'node:fs/promises'
+import { setImmediate as yieldToEvents } from 'node:timers/promises'
 import path from 'node:path'
 import { sha256, type CheckpointSink, type FileChange } from '../checkpoint.js'
 
@@ -18,8 +19,11 @@ const SKIPPED_FOLDERS = new Set(['.git', 'node_modules'])
 // A file written within this long of a scan may change again without its mtime moving (timestamps are as
 // coarse as the kernel's clock tick), so such a file is hashed again rather than trusted by its stat.
 const RACY_NS = 20_000_000n
-// Files stat'ed or read at once.
+// Files read at once.
 const PARALLEL = 32
+// The walk stats synchronously (several times faster than through the thread pool) and lets other work run
+// after this many entries.
+const ENTRIES_PER_SLICE = 2000
 
 /** One regular file as a scan saw it. */
 interface Seen {
@@ -162,13 +166,19 @@ export class WorkspaceBaseline {
     const files = new Map<string, Seen>()
     let incomplete = false
     const folders = ['']
+    let sinceYield = 0
     while (folders.length > 0 && !incomplete) {
       const rel = folders.pop() as string
-      let entries
+      let entries: Dirent[]
       try {
-        entries = await readdir(path.join(this.#root, rel), { withFileTypes: true })
+        entries = readdirSync(path.join(this.#root, rel), { withFileTypes: true })
       } catch {
         continue // removed or unreadable mid-walk
+      }
+      sinceYield += entries.length
+      if (sinceYield >= ENTRIES_PER_SLICE) {
+        sinceYield = 0
+        await yieldToEvents()
       }
       const regular: string[] = []
       for (const entry of entries) {
@@ -183,12 +193,21 @@ export class WorkspaceBaseline {
         regular.length = Math.max(0, this.#maxFiles - files.size)
         incomplete = true
       }
-      await inParallel(regular, async (child) => {
-        const stats = await lstat(path.join(this.#root, child), { bigint: true }).catch(() => undefined)
+      for (const child of regular) {
+        const stats = lstatQuietly(path.join(this.#root, child))
         if (stats?.isFile() === true) files.set(child, seenOf(stats))
-      })
+      }
     }
     return { files, startedNs, incomplete }
+  }
+}
+
+// Gone or unreadable since the folder was listed: not there, for this scan.
+function lstatQuietly(abs: string): BigIntStats | undefined {
+  try {
+    return lstatSync(abs, { bigint: true, throwIfNoEntry: false })
+  } catch {
+    return undefined
   }
 }
 
