@@ -96,7 +96,7 @@ export async function rewindSession(context: RewindContext, sessionId: string, o
   const changed: (FileChange & { root: string })[] = []
   const cited: number[] = []
   if (files) {
-    const plans = planOf(events, at, cited)
+    const plans = planOf(events, at, sessionId, cited)
     await restorePlans(context.store, plans, options.force === true, result, changed)
   }
   const target = conversation ? await context.fork(sessionId, at) : sessionId
@@ -119,19 +119,23 @@ function boundaryOf(events: readonly SessionEvent[], toTurn: number, sessionId: 
   throw new HarnessError(`session '${sessionId}' has no ended turn ${toTurn}`, 'INVALID_BOUNDARY')
 }
 
-// Per path changed after `at`: its target (the first change's "before") and the agent's last "after".
-function planOf(events: readonly SessionEvent[], at: number, cited: number[]): PathPlan[] {
+// Per path changed after `at`: its target (the first change's "before") and the agent's last "after". The
+// restore that started a fork (logged in the fork, citing its parent) took the files from the parent's later
+// state to the fork point: its "before" is the parent's history, never a target here, but its "after" is what
+// the files held when the fork began.
+function planOf(events: readonly SessionEvent[], at: number, sessionId: string, cited: number[]): PathPlan[] {
   const plans = new Map<string, PathPlan>()
   for (const event of events) {
     if (event.seq <= at) continue
     const changes = changesOf(event)
     if (changes === undefined) continue
+    const startsFork = event.type === 'checkpoint/restored' && (event.data as { session?: unknown }).session !== sessionId
     cited.push(event.seq)
     for (const change of changes) {
       const key = `${change.root}\0${change.path}`
       const plan = plans.get(key)
-      if (plan === undefined) plans.set(key, { root: change.root, path: change.path, target: change.before, untracked: change.untracked === true, lastAfter: change.after })
-      else plan.lastAfter = change.after
+      if (plan !== undefined) plan.lastAfter = change.after
+      else if (!startsFork) plans.set(key, { root: change.root, path: change.path, target: change.before, untracked: change.untracked === true, lastAfter: change.after })
     }
   }
   return [...plans.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.root < b.root ? -1 : 1))

@@ -35,6 +35,8 @@ const SCRIPT: ScriptStep[] = [
     ],
   },
   { text: 'turn 3 done' },
+  // A turn in a fork, after a rewind.
+  { text: 'a turn in the fork' },
 ]
 
 interface Scene {
@@ -125,6 +127,24 @@ for (const kind of STORE_KINDS) {
       const again = await harness.rewind(sessionId, { toTurn: 1 })
       expect({ restored: again.restored, deleted: again.deleted, conflicts: again.conflicts }).toEqual({ restored: [], deleted: [], conflicts: [] })
       expect(snapshot(root)).toEqual(afterTurn1)
+      await harness.close()
+    })
+
+    it('rewinding a fork later never brings back what the rewind that made it removed', async () => {
+      kit = kind.make()
+      const { harness, root, sessionId, afterTurn1 } = await scene(kit, roots)
+      const { sessionId: forkId } = await harness.rewind(sessionId, { toTurn: 1 })
+      const fork = await harness.resumeAgent(forkId)
+      fork.followup('four')
+      await fork.whenIdle()
+      await fork.dispose()
+      const again = await harness.rewind(forkId, { toTurn: 1 })
+      expect({ restored: again.restored, deleted: again.deleted, conflicts: again.conflicts }).toEqual({ restored: [], deleted: [], conflicts: [] })
+      expect(snapshot(root)).toEqual(afterTurn1)
+      // The fork's own files-only rewind to before its first turn undoes turn 1 of the lineage as well.
+      const toStart = await harness.rewind(forkId, { toTurn: 0, conversation: false })
+      expect(toStart.restored).toEqual(['a.txt'])
+      expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('alpha\n')
       await harness.close()
     })
 

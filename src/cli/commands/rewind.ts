@@ -1,7 +1,9 @@
 import type { Command } from 'commander'
 import { rewindStoredSession } from '../../app/rewind.js'
 import { UsageError } from '../../app/usage-error.js'
-import type { RewindResult } from '../../harness/harness.js'
+import type { Harness, RewindResult } from '../../harness/harness.js'
+import type { Agent, AgentOptions } from '../../loop/agent.js'
+import type { SessionEvent } from '../../session/events.js'
 import { EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
 import { addStoreOption, nonNegativeInteger } from './agent-options.js'
@@ -57,4 +59,42 @@ export function registerRewind(program: Command, exit: { code: number }): void {
     .action(async (id: string, flags: RewindFlags) => {
       exit.code = await rewindCommand(id, flags)
     })
+}
+
+/** What `/undo` in chat did: the agent to go on with (undefined: the next message starts a new session) and what to say. */
+export interface ChatUndo {
+  readonly agent: Agent | undefined
+  readonly notice: string
+}
+
+/**
+ * `/undo` in chat: rewinds the live, idle `agent`'s last ended turn — its file changes and the conversation —
+ * and continues in the fork (resumed with `resume`). Undoing the only turn restores the files and leaves the
+ * next message to start a new session, as a conversation forked before its first turn would be empty.
+ */
+export async function undoInChat(harness: Harness, agent: Agent | undefined, resume: Partial<AgentOptions>): Promise<ChatUndo> {
+  const last = agent === undefined ? undefined : lastEndedTurn(agent.session.events)
+  if (agent === undefined || last === undefined) return { agent, notice: 'nothing to undo yet' }
+  let result: RewindResult
+  try {
+    result = await harness.rewind(agent.id, last === 1 ? { toTurn: 0, conversation: false } : { toTurn: last - 1 })
+  } catch (error) {
+    // Nothing was disposed: the chat goes on in the same session.
+    return { agent, notice: `could not undo: ${error instanceof Error ? error.message : String(error)}` }
+  }
+  if (last === 1) {
+    await agent.dispose()
+    return { agent: undefined, notice: `${describeRewind(agent.id, result).trimEnd()}\nthe next message starts a new session` }
+  }
+  await agent.dispose()
+  const fork = await harness.resumeAgent(result.sessionId, resume)
+  return { agent: fork, notice: `undid turn ${last}: ${describeRewind(agent.id, result).trimEnd()}` }
+}
+
+function lastEndedTurn(events: readonly SessionEvent[]): number | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as SessionEvent
+    if (event.type === 'turn/end') return (event.data as { turn: number }).turn
+  }
+  return undefined
 }
