@@ -12,6 +12,7 @@ import { registerFork } from './commands/fork.js'
 import { registerInspect } from './commands/inspect.js'
 import { registerReplay } from './commands/replay.js'
 import { registerRerun } from './commands/rerun.js'
+import { registerRewind } from './commands/rewind.js'
 import { registerRun } from './commands/run.js'
 import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
@@ -73,6 +74,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerFork(program, exit)
   registerDiff(program, exit)
   registerRerun(program, exit)
+  registerRewind(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
   registerTraceCommand(program, exit)

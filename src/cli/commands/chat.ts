@@ -21,11 +21,13 @@ import { isSubagentSession } from '../../views/child-sessions.js'
 import { announce, endpointOption, openAgent, outputMode, removeScratch, reportInterrupted, reportTurnEnd, routeLine } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 import { attachChat } from '../attach.js'
+import { undoInChat } from './rewind.js'
 
 const HELP = [
   'Type a message and press Enter. End a line with \\ to continue it, or wrap several lines in """ … """.',
   '/cancel          cancel the running turn (Ctrl-C does the same; a second Ctrl-C quits)',
   '/fork            continue in a copy of this session (the original stays as it is)',
+  '/undo            undo the last turn: its file changes and the conversation (continues in a fork)',
   '/compact         summarise the older history now (the recent turns stay as they are)',
   '/model [name]    show or switch the model for the next requests',
   '/sessions        list the 20 most recent sessions',
@@ -179,6 +181,10 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
           await agent.dispose()
           agent = await harness.resumeAgent(child, { provider: prepared.route.provider, model, cwd: prepared.root })
           notice(`forked ${parent} → ${child}; you are now in the fork`)
+        } else if (command === '/undo') {
+          const undone = await undoInChat(harness, agent, { provider: prepared.route.provider, model, cwd: prepared.root })
+          agent = undone.agent
+          notice(undone.notice)
         } else notice(`unknown command ${command}; /help lists them`)
         continue
       }
