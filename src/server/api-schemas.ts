@@ -119,6 +119,7 @@ const headerSchema = {
     createdAt: { type: 'number', description: 'ms since epoch' },
     cwd: string,
     parentSession: string,
+    forkedFrom: { type: 'string', description: 'on a rerun: the recorded session it reran' },
     seedLength: integer,
     parentCallId: string,
     agentProfile: string,
