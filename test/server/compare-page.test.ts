@@ -56,6 +56,10 @@ async function openPage(hash: string): Promise<Page> {
   return page
 }
 
+function hashOf(page: Page): string {
+  return new URL(page.url()).hash
+}
+
 async function recorded(prompts: readonly string[]): Promise<string> {
   const { id } = (await (await f.post('/api/sessions', {})).json()) as { id: string }
   for (const [i, text] of prompts.entries()) {
@@ -81,8 +85,8 @@ describe.skipIf(browserNeeded.skip)('the compare view and the rerun action (head
     await form.getByLabel('provider').fill('other')
     await form.getByLabel('model').fill('o1')
     await form.getByRole('button', { name: 'Start rerun' }).click()
-    await page.waitForFunction((id) => /^#\/s\/[A-Za-z0-9._-]+$/.test(location.hash) && !location.hash.endsWith(id), original)
-    const rerun = (await page.evaluate(() => location.hash)).slice('#/s/'.length)
+    await page.waitForURL((url) => /^#\/s\/[A-Za-z0-9._-]+$/.test(url.hash) && url.hash !== `#/s/${original}`)
+    const rerun = hashOf(page).slice('#/s/'.length)
     await stored(rerun, 2)
     const rerunOf = page.locator('.rerun-of')
     await rerunOf.waitFor()
@@ -91,7 +95,7 @@ describe.skipIf(browserNeeded.skip)('the compare view and the rerun action (head
     // From the rerun's header to the comparison with its original.
     await rerunOf.getByRole('link', { name: 'compare with it' }).click()
     await page.waitForSelector('.cmp-turn')
-    expect(await page.evaluate(() => location.hash)).toBe(`#/compare?a=${original}&b=${rerun}`)
+    expect(hashOf(page)).toBe(`#/compare?a=${original}&b=${rerun}`)
     expect(await page.locator('.cmp-verdict').innerText()).toBe('behaviour differs in turns 1, 2')
     expect(await page.locator('.cmp-session').nth(1).innerText()).toContain('other/o1')
     const first = page.locator('.cmp-turn[data-turn="1"]')
@@ -108,9 +112,9 @@ describe.skipIf(browserNeeded.skip)('the compare view and the rerun action (head
 
     // Ignoring texts, turn 1 is the same; turn 2 still differs by its tool call.
     await page.getByLabel('ignore final texts').check()
-    await page.waitForFunction(() => document.querySelector('.cmp-verdict')?.textContent?.trim() === 'behaviour differs in turn 2')
+    await page.locator('.cmp-verdict', { hasText: /^behaviour differs in turn 2$/ }).waitFor()
     expect(await page.locator('.cmp-turn[data-turn="1"] .badge').innerText()).toBe('same')
-    expect(await page.evaluate(() => location.hash)).toContain('ignoreText=true')
+    expect(hashOf(page)).toContain('ignoreText=true')
     await page.close()
   })
 
@@ -123,12 +127,12 @@ describe.skipIf(browserNeeded.skip)('the compare view and the rerun action (head
     await form.getByLabel('session to compare with').selectOption(a)
     await form.getByRole('button', { name: 'Compare' }).click()
     await page.waitForSelector('.cmp-turn')
-    expect(await page.evaluate(() => location.hash)).toBe(`#/compare?a=${a}&b=${b}`)
+    expect(hashOf(page)).toBe(`#/compare?a=${a}&b=${b}`)
     expect(await page.locator('.cmp-verdict').innerText()).toBe('same behaviour')
     expect(await page.locator('mark').count()).toBe(0)
     await page.getByRole('link', { name: 'swap A and B' }).click()
-    await page.waitForFunction((hash) => location.hash === hash, `#/compare?a=${b}&b=${a}`)
-    await page.waitForFunction((id) => document.querySelector('.cmp-session')?.textContent?.includes(id), b)
+    await page.waitForURL((url) => url.hash === `#/compare?a=${b}&b=${a}`)
+    await page.locator('.cmp-session').first().filter({ hasText: b }).waitFor()
 
     await page.goto(`${f.base}/#/compare?a=${a}&b=no-such-session`)
     expect(await page.getByRole('alert').innerText()).toContain('no-such-session')
@@ -148,8 +152,8 @@ describe.skipIf(browserNeeded.skip)('the compare view and the rerun action (head
     await form.getByLabel('provider').fill('')
     await form.getByLabel('from turn').fill('3')
     await form.getByRole('button', { name: 'Start rerun' }).click()
-    await page.waitForFunction(() => document.querySelector('.rerun-form [role=alert]')?.textContent?.includes('INVALID_CONFIG'))
-    expect(await page.evaluate(() => location.hash)).toBe(`#/s/${original}`)
+    await form.getByRole('alert').filter({ hasText: 'INVALID_CONFIG' }).waitFor()
+    expect(hashOf(page)).toBe(`#/s/${original}`)
     expect((await f.store.list()).filter((s) => s.forkedFrom === original)).toEqual([])
     await page.close()
   })
