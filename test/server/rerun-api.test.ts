@@ -8,6 +8,7 @@ import { serveScript, serveTools, startServe, type ServeFixture } from './serve-
 // A second provider that answers the same prompts its own way: `hold` waits for a cancel, anything else says
 // `other answer`; what it was asked (system prompt, model) is kept.
 const asked: { system: string; model: string }[] = []
+const deployed: string[] = []
 function otherScript(request: GenerateOptions): ScriptStep {
   asked.push({ system: request.system ?? '', model: request.model })
   const last = request.messages[request.messages.length - 1]
@@ -21,6 +22,7 @@ afterEach(async () => {
   await f?.close()
   f = undefined
   asked.length = 0
+  deployed.length = 0
 })
 
 async function serve(): Promise<ServeFixture> {
@@ -30,7 +32,7 @@ async function serve(): Promise<ServeFixture> {
         scriptedAdapter({ script: serveScript, models: { m1: { contextWindow: 100_000, defaultMaxTokens: 1000 } } }),
         scriptedAdapter({ provider: 'other', script: otherScript, models: { o1: { contextWindow: 100_000, defaultMaxTokens: 1000 }, o2: { contextWindow: 100_000, defaultMaxTokens: 1000 } } }),
       ],
-      tools: serveTools(),
+      tools: serveTools(deployed),
       plugins: [invariantPlugin()],
       defaults: { provider: 'scripted', model: 'm1' },
       permissions: { allow: ['echo'] },
@@ -117,6 +119,29 @@ describe('POST /api/sessions/:id/rerun', () => {
     await s.until(async () => (await session(s, rerun)).status === 'stored')
     const ends = (await s.store.read(rerun)).events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: { kind: string } }).reason.kind)
     expect(ends).toEqual(['aborted'])
+  })
+
+  it('live tools run under the rules and nobody is asked: a call left at ask is denied; recorded tools run nothing', async () => {
+    const s = await serve()
+    const { id } = (await (await s.post('/api/sessions', {})).json()) as { id: string }
+    await s.post(`/api/sessions/${id}/followup`, { text: 'deploy now' })
+    const [waiting] = await s.until(async () => {
+      const list = ((await (await s.api(`/api/sessions/${id}/approvals`)).json()) as { approvals: { callId: string }[] }).approvals
+      return list.length > 0 ? list : undefined
+    })
+    await s.post(`/api/sessions/${id}/approvals/${String(waiting?.callId)}`, { decision: 'allow' })
+    await s.until(async () => ((await session(s, id)).turns === 1 ? true : undefined))
+    expect(deployed).toEqual(['staging'])
+
+    for (const tools of ['recorded', 'live'] as const) {
+      const { id: rerun } = (await (await s.post(`/api/sessions/${id}/rerun`, { tools })).json()) as { id: string }
+      await s.until(async () => (await session(s, rerun)).turns === 1 && (await session(s, rerun)).status === 'stored')
+      expect(((await (await s.api(`/api/sessions/${rerun}/approvals`)).json()) as { approvals: unknown[] }).approvals).toEqual([])
+      const results = (await s.store.read(rerun)).events.filter((e) => e.type === 'tool/result').map((e) => JSON.stringify(e.data))
+      // Recorded: the recorded answer; live: the permission plugin's refusal. Either way the tool body never ran.
+      expect(results.join('\n')).toMatch(tools === 'recorded' ? /deployed to staging/ : /TOOL_DENIED|denied/i)
+    }
+    expect(deployed).toEqual(['staging'])
   })
 
   it('refuses what cannot run here with structured errors, and starts nothing', async () => {
