@@ -135,9 +135,10 @@ describe.skipIf(browserNeeded.skip)('the compare view and the rerun action (head
     await page.locator('.cmp-session').first().filter({ hasText: b }).waitFor()
 
     await page.goto(`${f.base}/#/compare?a=${a}&b=no-such-session`)
-    expect(await page.getByRole('alert').innerText()).toContain('no-such-session')
+    await page.getByRole('alert').filter({ hasText: 'no-such-session' }).waitFor()
     await page.goto(`${f.base}/#/compare?a=${a}`)
-    expect(await page.getByRole('alert').innerText()).toContain('Name two sessions')
+    await page.getByRole('alert').filter({ hasText: 'Name two sessions' }).waitFor()
+    expect(await page.getByRole('alert').count()).toBe(1)
     await page.close()
   })
 

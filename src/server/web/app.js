@@ -70,7 +70,7 @@ function App() {
             ${where.page === 'session'
               ? html`<${SessionView} id=${where.id} view=${where.view} onError=${onError} />`
               : where.page === 'compare'
-                ? html`<${CompareView} a=${where.a} b=${where.b} ignoreText=${where.ignoreText} onError=${onError} />`
+                ? html`<${CompareView} key=${`${where.a} ${where.b}`} a=${where.a} b=${where.b} ignoreText=${where.ignoreText} onError=${onError} />`
                 : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
           `}
     </main>
