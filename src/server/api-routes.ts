@@ -13,6 +13,7 @@ import { resumePoint, streamSessionEvents, type EventStreamOptions } from './eve
 import { notFound } from './http-errors.js'
 import {
   acceptedSchema,
+  duplicateSchema,
   answeredSchema,
   answers,
   approvalsSchema,
@@ -55,6 +56,17 @@ const idParams = {
   type: 'object',
   required: ['id'],
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', description: 'session id' } },
+} as const
+const keyHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'submission key: a retry with a key the session already holds is not queued again and answers 200',
+    },
+  },
 } as const
 const textBody = {
   type: 'object',
@@ -182,16 +194,40 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  for (const kind of ['followup', 'steer', 'inject'] as const) {
-    app.post<{ Params: { id: string }; Body: { text: string } }>(
+  for (const kind of ['followup', 'steer'] as const) {
+    app.post<{ Params: { id: string }; Body: { text: string }; Headers: { 'idempotency-key'?: string } }>(
       `/api/sessions/:id/${kind}`,
-      { schema: { summary: `Queue input (${kind})`, tags: ['input'], params: idParams, body: textBody, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) } },
+      {
+        schema: {
+          summary: `Queue input (${kind}); with an Idempotency-Key the session already holds, nothing is queued again (200)`,
+          tags: ['input'],
+          params: idParams,
+          headers: keyHeaders,
+          body: textBody,
+          response: answers({ 200: duplicateSchema, 202: acceptedSchema }, SESSION_WRITE_ERRORS),
+        },
+      },
       async (request, reply) => {
-        await input[kind](request.params.id, request.body.text)
-        return reply.code(202).send({ accepted: true })
+        const key = request.headers['idempotency-key']
+        const first = await input[kind](request.params.id, request.body.text, key !== undefined ? { key } : {})
+        if (first === undefined) return reply.code(202).send({ accepted: true })
+        return reply.code(200).send({ accepted: false, duplicate: true, ...first })
       },
     )
   }
+
+  app.post<{ Params: { id: string }; Body: { text: string } }>(
+    '/api/sessions/:id/inject',
+    { schema: { summary: 'Queue input (inject: for the next step, without waking the session)', tags: ['input'], params: idParams, body: textBody, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) } },
+    async (request, reply) => {
+      // Injected context is not a submission a client retries: a key would be silently meaningless, so say so.
+      if (request.headers['idempotency-key'] !== undefined) {
+        return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'inject takes no Idempotency-Key header (followup and steer do)' } })
+      }
+      await input.inject(request.params.id, request.body.text)
+      return reply.code(202).send({ accepted: true })
+    },
+  )
 
   app.post<{ Params: { id: string } }>(
     '/api/sessions/:id/compact',

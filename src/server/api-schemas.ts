@@ -140,6 +140,26 @@ export const acceptedSchema = {
   properties: { accepted: { type: 'boolean', const: true } },
 } as const
 
+/** `200` of an input route: an `Idempotency-Key` the session already holds; nothing was queued again. */
+export const duplicateSchema = {
+  description: 'not queued again: input with this Idempotency-Key was sent before; where that input stands',
+  type: 'object',
+  required: ['accepted', 'duplicate', 'messageId', 'state'],
+  additionalProperties: false,
+  properties: {
+    accepted: { type: 'boolean', const: false },
+    duplicate: { type: 'boolean', const: true },
+    messageId: { type: 'string', description: 'id of the user message first sent with the key' },
+    state: {
+      type: 'string',
+      enum: ['queued', 'claimed', 'discarded'],
+      description: 'queued: waiting for a turn (no turn number yet); claimed: turn `turn` took it; discarded: a cancel cleared it before any turn took it',
+    },
+    turn: { ...integer, description: 'the turn that took the input (when claimed)' },
+    continuedIn: { ...integer, description: 'the continuation turn carrying on `turn` after a crash interrupted it' },
+  },
+} as const
+
 /** `200` of `GET /api/sessions`. */
 export const sessionPageSchema = {
   description: 'one page of sessions, newest first',

@@ -9,10 +9,12 @@ import { permissionPlugin, type PermissionAnswer, type PermissionQuestion, type 
 import { foldRequestHeader } from '../session/request-header.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionStore } from '../store/types.js'
+import { submissionState, type SubmissionState } from '../views/submission.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,
@@ -123,12 +125,14 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     return agent.id
   }
 
-  async followup(id: string, text: string): Promise<void> {
-    ;(await this.#host(id)).agent.followup(text)
+  async followup(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    const { agent } = await this.#host(id)
+    return agent.followup(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
   }
 
-  async steer(id: string, text: string): Promise<void> {
-    ;(await this.#host(id)).agent.steer(text)
+  async steer(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    const { agent } = await this.#host(id)
+    return agent.steer(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
   }
 
   async inject(id: string, text: string): Promise<void> {
@@ -374,4 +378,16 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   #checkOpen(): void {
     if (this.#closed) throw new HarnessError('the server is shutting down', 'HARNESS_CLOSED')
   }
+}
+
+function sendOptions(options: SendInputOptions): { key?: string } {
+  return options.key !== undefined ? { key: options.key } : {}
+}
+
+// The agent refused the send only because the key is in its log (other refusals throw): say where that input is.
+function duplicateOf(agent: Agent, options: SendInputOptions): SubmissionState {
+  const key = options.key as string
+  const events: SessionEvent[] = []
+  agent.session.log.forEachEvent(0, (event) => events.push(event))
+  return submissionState(events, key) ?? { messageId: agent.inbox.sentWithKey(key) ?? '', state: 'queued' }
 }

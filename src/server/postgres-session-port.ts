@@ -2,12 +2,14 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { SessionEvent } from '../session/events.js'
 import { Session } from '../session/session.js'
 import { endsInsideTurn } from '../session/fork-point.js'
+import { submissionState, type SubmissionState } from '../views/submission.js'
 // Types only: `ledgerloop/server` must load without the optional `pg` package.
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,
@@ -73,12 +75,12 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
     return session.id
   }
 
-  async followup(id: string, text: string): Promise<void> {
-    await this.#send(id, { kind: 'followup', message: text })
+  async followup(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    return this.#sendKeyed(id, 'followup', text, options.key)
   }
 
-  async steer(id: string, text: string): Promise<void> {
-    await this.#send(id, { kind: 'steer', message: text })
+  async steer(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    return this.#sendKeyed(id, 'steer', text, options.key)
   }
 
   async inject(id: string, text: string): Promise<void> {
@@ -262,6 +264,22 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
       stopped = true
       off()
     }
+  }
+
+  async #sendKeyed(id: string, kind: 'followup' | 'steer', text: string, key: string | undefined): Promise<SubmissionState | undefined> {
+    this.#checkOpen()
+    if (key === undefined) {
+      await this.#store.send(id, { kind, message: text })
+      return undefined
+    }
+    if ((await this.#store.send(id, { kind, message: text, key })) !== undefined) return undefined
+    // Not queued: the first input with this key still waits in the inbox, or an owner has moved it into the log.
+    const waiting = await this.#store.waitingWithKey(id, key)
+    if (waiting !== undefined) return { messageId: waiting.messageId, state: 'queued' }
+    const found = submissionState((await this.#store.read(id)).events, key)
+    // Read in this order, a row moved meanwhile is found in the log: it leaves the inbox in the flush that logs it.
+    if (found === undefined) throw new HarnessError(`input with key '${key}' was refused as a duplicate but is neither waiting nor logged in session '${id}'`, 'INTERNAL')
+    return found
   }
 
   async #send(id: string, input: Parameters<PostgresStore['send']>[1]): Promise<void> {

@@ -154,8 +154,9 @@ export class SessionTask {
     try {
       const input = row.input
       if (input.kind === 'cancel') agent.cancel({ kind: 'user' })
-      else if (input.kind === 'followup') agent.followup(input.message)
-      else if (input.kind === 'steer') agent.steer(input.message)
+      // A key the log already holds (a client's retry that raced its first send into the log) is ignored there.
+      else if (input.kind === 'followup') agent.followup(input.message, input.key !== undefined ? { key: input.key } : {})
+      else if (input.kind === 'steer') agent.steer(input.message, input.key !== undefined ? { key: input.key } : {})
       else agent.inject(input.message)
     } catch (error) {
       // A row that cannot be applied is dropped with its batch and reported, so it cannot block the inbox.

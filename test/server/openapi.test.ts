@@ -201,6 +201,27 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     await conforms('POST', `/api/sessions/${id}/followup`, tooLarge)
   })
 
+  it('input with an Idempotency-Key: a retry is not queued again and answers 200 with the original turn', async () => {
+    const id = await created()
+    const keyed = async (kind: string, text: string, key: string, status: number): Promise<unknown> => {
+      const res = await f.api(`/api/sessions/${id}/${kind}`, { method: 'POST', body: JSON.stringify({ text }), headers: { 'content-type': 'application/json', 'idempotency-key': key } })
+      expect(res.status, `${kind} with key ${key}`).toBe(status)
+      return conforms('POST', `/api/sessions/${id}/${kind}`, res)
+    }
+    expect(await keyed('followup', 'hello', 'k-1', 202)).toEqual({ accepted: true })
+    await settled(id, 1)
+    expect(await keyed('followup', 'hello', 'k-1', 200)).toMatchObject({ accepted: false, duplicate: true, state: 'claimed', turn: 1 })
+    expect(await keyed('steer', 'hello again', 'k-2', 202)).toEqual({ accepted: true })
+    await settled(id, 2)
+    expect(await keyed('steer', 'hello again', 'k-2', 200)).toMatchObject({ duplicate: true, state: 'claimed', turn: 2 })
+    await settled(id, 2) // nothing more ran
+    await keyed('followup', 'hello', '', 400)
+    await keyed('followup', 'hello', 'k'.repeat(201), 400)
+    const inject = await f.api(`/api/sessions/${id}/inject`, { method: 'POST', body: JSON.stringify({ text: 'a note' }), headers: { 'content-type': 'application/json', 'idempotency-key': 'k-3' } })
+    expect(inject.status).toBe(400)
+    expect(((await conforms('POST', `/api/sessions/${id}/inject`, inject)) as { error: { message: string } }).error.message).toMatch(/Idempotency-Key/)
+  })
+
   it('approvals: list a pending call, answer it', async () => {
     const id = await created()
     await post(`/api/sessions/${id}/followup`, { text: 'deploy please' }, 202)

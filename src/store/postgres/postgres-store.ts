@@ -206,23 +206,41 @@ export class PostgresStore implements SessionStore {
    * Sends input to a session whoever owns it (or no one): one `inbox` row plus a NOTIFY that wakes the owner,
    * in one statement. The owner moves it into its log in order (an `agent/inbox/*` event) and deletes the row
    * in the same transaction. Returns the row id. `SESSION_NOT_FOUND` for an unknown session.
+   *
+   * With a submission `key` (followup and steer), a key already waiting in the inbox or already in the
+   * session's log queues nothing and resolves `undefined`: a client that retries after a timeout never sends a
+   * prompt twice. The owner also ignores a moved row whose key its log holds (`agent.followup(…, { key })`), so
+   * two racing sends with one key still reach the model once.
    * @example
    * ```ts
    * await store.send(sessionId, { kind: 'followup', message: 'and now the tests' })
+   * await store.send(sessionId, { kind: 'followup', message: 'and now the tests', key: 'req-81f2' }) // once
    * await store.send(sessionId, { kind: 'cancel' })
    * ```
    */
-  async send(sessionId: string, input: InboxInput): Promise<string> {
+  async send(sessionId: string, input: InboxInput): Promise<string | undefined> {
     checkSessionId(sessionId)
-    const { kind, message } = encodeInboxInput(input)
+    const { kind, message, key } = encodeInboxInput(input)
     await this.#ready
+    const t = this.tables
     try {
       const sent = await this.#pool.query<{ id: string }>(
-        `WITH i AS (INSERT INTO ${this.tables.inbox} (session_id, kind, message) VALUES ($1, $2, $3) RETURNING id)
-         SELECT id::text AS id, pg_notify($4, $1) FROM i`,
-        [sessionId, kind, message, this.tables.inboxChannel],
+        // The log check and the insert are one statement; the partial unique index refuses a key still waiting.
+        `WITH i AS (
+           INSERT INTO ${t.inbox} (session_id, kind, message, key)
+           SELECT $1, $2, $3, $4::text
+           WHERE $4::text IS NULL OR NOT EXISTS (
+             SELECT 1 FROM ${t.events} e WHERE e.session_id = $1 AND e.type = 'agent/inbox/spliced' AND (e.data::jsonb #>> '{data,key}') = $4::text)
+           ON CONFLICT (session_id, key) WHERE key IS NOT NULL DO NOTHING
+           RETURNING id)
+         SELECT id::text AS id, pg_notify($5, $1) FROM i`,
+        [sessionId, kind, message, key, t.inboxChannel],
       )
-      return (sent.rows[0] as { id: string }).id
+      const row = sent.rows[0]
+      if (row !== undefined) return row.id
+      // Nothing inserted: a duplicate key, or (when the insert's foreign key never ran) no such session.
+      if (!(await this.has(sessionId))) throw this.#notFound(sessionId)
+      return undefined
     } catch (error) {
       if ((error as { code?: string }).code === '23503') throw this.#notFound(sessionId)
       throw error
@@ -230,13 +248,29 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
+   * The input first sent with submission `key` while it still waits in the session's inbox (its message id and
+   * row id), or undefined when no waiting row has the key (it may be in the log already: see `submissionState`).
+   */
+  async waitingWithKey(sessionId: string, key: string): Promise<{ readonly rowId: string; readonly messageId: string } | undefined> {
+    await this.#ready
+    const found = await this.#pool.query<{ id: string; kind: string; message: string | null; key: string | null }>(
+      `SELECT i.id::text AS id, i.kind, i.message, i.key FROM ${this.tables.inbox} i WHERE i.session_id = $1 AND i.key = $2`,
+      [sessionId, key],
+    )
+    const row = found.rows[0]
+    if (row === undefined) return undefined
+    const decoded = decodeInboxRow(row)
+    return decoded.input.kind === 'cancel' ? undefined : { rowId: row.id, messageId: decoded.input.message.id }
+  }
+
+  /**
    * Input waiting in a session's inbox, oldest first (the owner reads it; see {@link PostgresWriter.moveInboxRows}).
    */
   async pendingInput(sessionId: string): Promise<InboxRow[]> {
     await this.#ready
-    const found = await this.#pool.query<{ id: string; kind: string; message: string | null }>(
+    const found = await this.#pool.query<{ id: string; kind: string; message: string | null; key: string | null }>(
       // Ordered by the bigint, not by its text (which is what `ORDER BY id` would pick: "10" < "9").
-      `SELECT i.id::text AS id, i.kind, i.message FROM ${this.tables.inbox} i WHERE i.session_id = $1 ORDER BY i.id`,
+      `SELECT i.id::text AS id, i.kind, i.message, i.key FROM ${this.tables.inbox} i WHERE i.session_id = $1 ORDER BY i.id`,
       [sessionId],
     )
     return found.rows.map(decodeInboxRow)

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { HarnessError } from '../../errors/harness-error.js'
 
 /** The schema version this build writes and reads; older databases are migrated up to it on open. */
-export const POSTGRES_SCHEMA_VERSION = 4
+export const POSTGRES_SCHEMA_VERSION = 5
 
 /** What a PostgreSQL schema name may be: a plain lower-case identifier, so it can be quoted into SQL safely. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/
@@ -125,6 +125,12 @@ function migrations(t: StoreTables): readonly string[] {
     `
     ALTER TABLE ${t.sessions} DROP CONSTRAINT IF EXISTS sessions_status_check;
     ALTER TABLE ${t.sessions} ADD CONSTRAINT sessions_status_check CHECK (status IN ('idle', 'running', 'pending', 'quarantined'));
+    `,
+    // 5: the submission key an input was sent with (`store.send(id, { …, key })`): unique per session while the
+    // row waits, so a client that retries after a timeout cannot queue the same prompt twice.
+    `
+    ALTER TABLE ${t.inbox} ADD COLUMN key text;
+    CREATE UNIQUE INDEX inbox_by_key ON ${t.inbox} (session_id, key) WHERE key IS NOT NULL;
     `,
   ]
 }
