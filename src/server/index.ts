@@ -13,6 +13,7 @@ export type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,
@@ -24,3 +25,4 @@ export type { AccessGuardOptions, Refusal } from './access-guard.js'
 export { eventFrame, resumePoint } from './event-stream.js'
 export type { EventStreamOptions } from './event-stream.js'
 export type { SessionListRow } from './session-directory.js'
+export type { SubmissionState } from '../views/submission.js'

@@ -1,6 +1,8 @@
+import type pg from 'pg'
 import { HarnessError } from '../../errors/harness-error.js'
 import { toUserMessage } from '../../llm/messages.js'
 import type { UserMessage } from '../../llm/types.js'
+import type { StoreTables } from './schema.js'
 
 /**
  * Input for a session someone else may own, as it travels through the `inbox` table: the same four sends an
@@ -73,4 +75,38 @@ export function decodeInboxRow(row: { id: string; kind: string; message: string 
     }
   }
   throw new HarnessError(`inbox row ${row.id} (${row.kind}) is not a readable input`, 'SESSION_CORRUPT')
+}
+
+/**
+ * Inserts one inbox row and NOTIFYs the owner, in one statement; the row id, or undefined when the input has a
+ * submission key that the session's log already holds or a waiting row already has (nothing is inserted).
+ * @throws HarnessError `INVALID_INPUT`; the driver's foreign-key error (23503) for an unknown session
+ */
+export async function insertInboxRow(pool: pg.Pool, t: StoreTables, sessionId: string, input: InboxInput): Promise<string | undefined> {
+  const { kind, message, key } = encodeInboxInput(input)
+  const sent = await pool.query<{ id: string }>(
+    // The log check and the insert are one statement; the partial unique index refuses a key still waiting.
+    `WITH i AS (
+       INSERT INTO ${t.inbox} (session_id, kind, message, key)
+       SELECT $1, $2, $3, $4::text
+       WHERE $4::text IS NULL OR NOT EXISTS (
+         SELECT 1 FROM ${t.events} e WHERE e.session_id = $1 AND e.type = 'agent/inbox/spliced' AND (e.data::jsonb #>> '{data,key}') = $4::text)
+       ON CONFLICT (session_id, key) WHERE key IS NOT NULL DO NOTHING
+       RETURNING id)
+     SELECT id::text AS id, pg_notify($5, $1) FROM i`,
+    [sessionId, kind, message, key, t.inboxChannel],
+  )
+  return sent.rows[0]?.id
+}
+
+/** The waiting row sent with submission `key` (its row and message ids), or undefined when none waits. */
+export async function waitingWithKey(pool: pg.Pool, t: StoreTables, sessionId: string, key: string): Promise<{ readonly rowId: string; readonly messageId: string } | undefined> {
+  const found = await pool.query<{ id: string; kind: string; message: string | null; key: string | null }>(
+    `SELECT i.id::text AS id, i.kind, i.message, i.key FROM ${t.inbox} i WHERE i.session_id = $1 AND i.key = $2`,
+    [sessionId, key],
+  )
+  const row = found.rows[0]
+  if (row === undefined) return undefined
+  const decoded = decodeInboxRow(row)
+  return decoded.input.kind === 'cancel' ? undefined : { rowId: row.id, messageId: decoded.input.message.id }
 }

@@ -9,7 +9,7 @@ import { headerRecord, parseHeaderRecord } from '../session-file.js'
 import { checkSeed, checkSessionId } from '../stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, StoredSession } from '../types.js'
 import { answerApproval, askApproval, pendingApprovals, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
-import { decodeInboxRow, encodeInboxInput, type InboxInput, type InboxRow } from './inbox-input.js'
+import { decodeInboxRow, insertInboxRow, waitingWithKey, type InboxInput, type InboxRow } from './inbox-input.js'
 import { NotificationHub } from './notifications.js'
 import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBackend } from './postgres-writer.js'
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
@@ -205,12 +205,9 @@ export class PostgresStore implements SessionStore {
   /**
    * Sends input to a session whoever owns it (or no one): one `inbox` row plus a NOTIFY that wakes the owner,
    * in one statement. The owner moves it into its log in order (an `agent/inbox/*` event) and deletes the row
-   * in the same transaction. Returns the row id. `SESSION_NOT_FOUND` for an unknown session.
-   *
-   * With a submission `key` (followup and steer), a key already waiting in the inbox or already in the
-   * session's log queues nothing and resolves `undefined`: a client that retries after a timeout never sends a
-   * prompt twice. The owner also ignores a moved row whose key its log holds (`agent.followup(…, { key })`), so
-   * two racing sends with one key still reach the model once.
+   * in the same transaction. Returns the row id. `SESSION_NOT_FOUND` for an unknown session. With a submission
+   * `key` (followup, steer) already waiting in the inbox or in the log, nothing is queued and it resolves
+   * `undefined`: a client's retry never sends a prompt twice (the owner's `followup(…, { key })` is the backstop).
    * @example
    * ```ts
    * await store.send(sessionId, { kind: 'followup', message: 'and now the tests' })
@@ -220,47 +217,17 @@ export class PostgresStore implements SessionStore {
    */
   async send(sessionId: string, input: InboxInput): Promise<string | undefined> {
     checkSessionId(sessionId)
-    const { kind, message, key } = encodeInboxInput(input)
     await this.#ready
-    const t = this.tables
-    try {
-      const sent = await this.#pool.query<{ id: string }>(
-        // The log check and the insert are one statement; the partial unique index refuses a key still waiting.
-        `WITH i AS (
-           INSERT INTO ${t.inbox} (session_id, kind, message, key)
-           SELECT $1, $2, $3, $4::text
-           WHERE $4::text IS NULL OR NOT EXISTS (
-             SELECT 1 FROM ${t.events} e WHERE e.session_id = $1 AND e.type = 'agent/inbox/spliced' AND (e.data::jsonb #>> '{data,key}') = $4::text)
-           ON CONFLICT (session_id, key) WHERE key IS NOT NULL DO NOTHING
-           RETURNING id)
-         SELECT id::text AS id, pg_notify($5, $1) FROM i`,
-        [sessionId, kind, message, key, t.inboxChannel],
-      )
-      const row = sent.rows[0]
-      if (row !== undefined) return row.id
-      // Nothing inserted: a duplicate key, or (when the insert's foreign key never ran) no such session.
-      if (!(await this.has(sessionId))) throw this.#notFound(sessionId)
-      return undefined
-    } catch (error) {
-      if ((error as { code?: string }).code === '23503') throw this.#notFound(sessionId)
-      throw error
-    }
+    const sent = await insertInboxRow(this.#pool, this.tables, sessionId, input).catch((e: unknown) => Promise.reject((e as { code?: string }).code === '23503' ? this.#notFound(sessionId) : e))
+    // Nothing inserted: a duplicate key, or (the insert's foreign key never ran) no such session.
+    if (sent === undefined && !(await this.has(sessionId))) throw this.#notFound(sessionId)
+    return sent
   }
 
-  /**
-   * The input first sent with submission `key` while it still waits in the session's inbox (its message id and
-   * row id), or undefined when no waiting row has the key (it may be in the log already: see `submissionState`).
-   */
+  /** The waiting inbox row sent with submission `key` (row and message id); undefined when none waits. */
   async waitingWithKey(sessionId: string, key: string): Promise<{ readonly rowId: string; readonly messageId: string } | undefined> {
     await this.#ready
-    const found = await this.#pool.query<{ id: string; kind: string; message: string | null; key: string | null }>(
-      `SELECT i.id::text AS id, i.kind, i.message, i.key FROM ${this.tables.inbox} i WHERE i.session_id = $1 AND i.key = $2`,
-      [sessionId, key],
-    )
-    const row = found.rows[0]
-    if (row === undefined) return undefined
-    const decoded = decodeInboxRow(row)
-    return decoded.input.kind === 'cancel' ? undefined : { rowId: row.id, messageId: decoded.input.message.id }
+    return waitingWithKey(this.#pool, this.tables, sessionId, key)
   }
 
   /**

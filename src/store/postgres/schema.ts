@@ -129,8 +129,8 @@ function migrations(t: StoreTables): readonly string[] {
     // 5: the submission key an input was sent with (`store.send(id, { …, key })`): unique per session while the
     // row waits, so a client that retries after a timeout cannot queue the same prompt twice.
     `
-    ALTER TABLE ${t.inbox} ADD COLUMN key text;
-    CREATE UNIQUE INDEX inbox_by_key ON ${t.inbox} (session_id, key) WHERE key IS NOT NULL;
+    ALTER TABLE ${t.inbox} ADD COLUMN IF NOT EXISTS key text;
+    CREATE UNIQUE INDEX IF NOT EXISTS inbox_by_key ON ${t.inbox} (session_id, key) WHERE key IS NOT NULL;
     `,
   ]
 }
