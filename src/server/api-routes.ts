@@ -7,6 +7,7 @@ import { buildTimeline } from '../views/timeline.js'
 import { buildConversation } from '../views/conversation.js'
 import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
 import { sessionActivity } from '../views/session-activity.js'
+import { quarantineOf } from '../views/quarantine.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { previewApproval } from './approval-preview.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
@@ -14,6 +15,7 @@ import { notFound } from './http-errors.js'
 import {
   acceptedSchema,
   duplicateSchema,
+  resumedSchema,
   answeredSchema,
   answers,
   approvalsSchema,
@@ -139,10 +141,14 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const cost = costFigure(events, ctx.pricing)
     const status = input.status(id)
     const activity = sessionActivity(events, status)
+    const quarantine = quarantineOf(events)
+    const owner = input.owner?.(id)
     return {
       id,
       header,
       status,
+      ...(quarantine !== undefined ? { quarantine } : {}),
+      ...(owner !== undefined ? { owner } : {}),
       // What it is doing or waiting for now, or why its last turn was cut off (absent at rest).
       ...(activity !== undefined ? { activity } : {}),
       events: events.length,
@@ -246,6 +252,23 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, and compacting by hand needs the running agent' } })
       }
       return input.compact(request.params.id)
+    },
+  )
+
+  app.post<{ Params: { id: string }; Body: { force?: boolean } | undefined }>(
+    '/api/sessions/:id/resume',
+    {
+      schema: {
+        summary: 'Resume a session now; force: true lifts a quarantine ("resume anyway")',
+        tags: ['input'],
+        params: idParams,
+        body: { type: 'object', additionalProperties: false, properties: { force: { type: 'boolean', description: 'lift a quarantine (otherwise 409 SESSION_QUARANTINED)' } } },
+        response: answers({ 200: resumedSchema }, [...SESSION_WRITE_ERRORS, 501]),
+      },
+    },
+    async (request, reply) => {
+      if (input.resume === undefined) return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'this server cannot resume sessions' } })
+      return input.resume(request.params.id, { force: request.body?.force === true })
     },
   )
 

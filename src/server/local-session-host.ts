@@ -10,10 +10,12 @@ import { foldRequestHeader } from '../session/request-header.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionStore } from '../store/types.js'
 import { submissionState, type SubmissionState } from '../views/submission.js'
+import { quarantineOf } from '../views/quarantine.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  ResumeAnswer,
   SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
@@ -139,6 +141,18 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     ;(await this.#host(id)).agent.inject(text)
   }
 
+  /**
+   * Resumes a stored session here now (its interrupted work continues). A quarantined one is refused with
+   * `SESSION_QUARANTINED` unless `force`, which lifts the quarantine (`resumeAgent(id, { force: true })`).
+   */
+  async resume(id: string, options: { readonly force: boolean }): Promise<ResumeAnswer> {
+    this.#checkOpen()
+    if (this.#hosted.has(id)) return { lifted: false }
+    const quarantine = quarantineOf((await this.#options.store.read(id)).events)
+    await this.#host(id, options.force)
+    return { lifted: quarantine !== undefined }
+  }
+
   async cancel(id: string): Promise<void> {
     const hosted = this.#hosted.get(id)
     if (hosted !== undefined) {
@@ -232,7 +246,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   }
 
   /** The agent of a session, resuming it here when it is stored (`SESSION_LOCKED` when another process runs it). */
-  async #host(id: string): Promise<Hosted> {
+  async #host(id: string, force = false): Promise<Hosted> {
     this.#checkOpen()
     const hosted = this.#hosted.get(id)
     if (hosted !== undefined) return hosted
@@ -240,18 +254,19 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (opening === undefined) {
       // A session being released is resumed once its lock is free.
       const released = this.#releasing.get(id) ?? Promise.resolve()
-      opening = released.then(() => this.#resume(id)).finally(() => this.#opening.delete(id))
+      opening = released.then(() => this.#resume(id, force)).finally(() => this.#opening.delete(id))
       this.#opening.set(id, opening)
     }
     return opening
   }
 
-  async #resume(id: string): Promise<Hosted> {
+  async #resume(id: string, force: boolean): Promise<Hosted> {
     const stored = await this.#options.store.read(id)
     const recorded = foldRequestHeader(stored.events)?.config
     // A session recorded with a provider this server does not serve continues on the server's default route.
     const served = recorded !== undefined && this.harness.llm.adapter(recorded.provider) !== undefined
-    const agent = await this.harness.resumeAgent(id, served ? {} : { provider: this.#options.defaults.provider, model: this.#options.defaults.model })
+    const route = served ? {} : { provider: this.#options.defaults.provider, model: this.#options.defaults.model }
+    const agent = await this.harness.resumeAgent(id, force ? { ...route, force } : route)
     const system = this.#systems.get(id)
     if (system !== undefined) agent.ctx.prompt.section('persona', { order: 0, text: system })
     return this.#adopt(agent)

@@ -3,12 +3,15 @@ import type { SessionEvent } from '../session/events.js'
 import { Session } from '../session/session.js'
 import { endsInsideTurn } from '../session/fork-point.js'
 import { submissionState, type SubmissionState } from '../views/submission.js'
+import { quarantineOf } from '../views/quarantine.js'
+import { QUARANTINE_LIFTED } from '../session/continuation.js'
 // Types only: `ledgerloop/server` must load without the optional `pg` package.
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  ResumeAnswer,
   SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
@@ -53,6 +56,7 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   readonly #store: PostgresStore
   readonly #options: PostgresSessionPortOptions
   readonly #status = new Map<string, SessionRunStatus>()
+  readonly #owners = new Map<string, string>()
   readonly #channels = new Map<string, Channel>()
   #closed = false
 
@@ -112,12 +116,52 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   /** Reads the sessions' states from the store (all when `ids` is undefined) for {@link status}. */
   async refresh(ids?: readonly string[]): Promise<void> {
     const states = await this.#store.sessionStates(ids)
-    if (ids === undefined) this.#status.clear()
-    else for (const id of ids) this.#status.delete(id)
+    if (ids === undefined) {
+      this.#status.clear()
+      this.#owners.clear()
+    } else {
+      for (const id of ids) {
+        this.#status.delete(id)
+        this.#owners.delete(id)
+      }
+    }
     for (const state of states) {
+      if (state.owner !== null) this.#owners.set(state.id, state.owner)
       const status: SessionRunStatus = !state.owned ? 'stored' : state.asking ? 'awaiting-approval' : state.status === 'running' ? 'running' : 'idle'
       if (status !== 'stored') this.#status.set(state.id, status)
     }
+  }
+
+  /** The worker holding the session's live lease, as of the last {@link refresh} that covered it. */
+  owner(id: string): string | undefined {
+    return this.#owners.get(id)
+  }
+
+  /**
+   * Lifts a quarantine so a worker claims the session again (`force` required; `SESSION_QUARANTINED` without).
+   * The server cannot run the session, so it does the one thing a forced resume does to the log: it takes the
+   * lease for a moment (`SESSION_LOCKED` if a worker holds it), appends `session/quarantine-lifted` through the
+   * fenced writer, and releases the session as `pending`. The next free worker claims it and resumes it as usual:
+   * interruptions count afresh after the lift, so the interrupted work is continued, and quarantined again after
+   * another `quarantineAfter` crashes in a row. Without a quarantine it does nothing (input wakes a worker).
+   */
+  async resume(id: string, options: { readonly force: boolean }): Promise<ResumeAnswer> {
+    this.#checkOpen()
+    const quarantine = quarantineOf((await this.#store.read(id)).events)
+    if (quarantine === undefined) return { lifted: false }
+    if (!options.force) throw new HarnessError(`session '${id}' is quarantined: ${quarantine.reason}. Resume with force to try again`, 'SESSION_QUARANTINED')
+    const opened = await this.#store.open(id)
+    try {
+      // Read again under the lease: the quarantine may have been lifted by another server meanwhile.
+      const session = new Session({ id, header: opened.header, ...(opened.log !== undefined ? { log: opened.log } : { seed: opened.events }) })
+      const current = quarantineOf(opened.events)
+      if (current === undefined) return { lifted: false }
+      opened.writer.append(session.append(QUARANTINE_LIFTED, { reason: current.reason, by: 'force' }))
+      opened.writer.releaseAs('pending')
+    } finally {
+      await opened.writer.close()
+    }
+    return { lifted: true }
   }
 
   async fork(id: string, at?: number): Promise<string> {

@@ -33,6 +33,11 @@ export interface SendInputOptions {
   readonly key?: string
 }
 
+/** What `resume` did: `lifted` when it lifted a quarantine. */
+export interface ResumeAnswer {
+  readonly lifted: boolean
+}
+
 /** What a new session starts with (unset fields take the server's defaults). */
 export interface NewSessionOptions {
   readonly provider?: string
@@ -74,6 +79,16 @@ export interface SessionInputPort {
    * learn statuses from somewhere else need it; the routes call it before they read a status.
    */
   refresh?(ids?: readonly string[]): Promise<void>
+  /**
+   * Who runs the session, when sessions run on a fleet: the `ownerId` of the worker holding its lease, as of the
+   * last {@link refresh}. Optional (a port that runs sessions itself has no owner to name).
+   */
+  owner?(id: string): string | undefined
+  /**
+   * Resumes a session so its interrupted work goes on. A quarantined session is refused with
+   * `SESSION_QUARANTINED` unless `force`, which lifts the quarantine. Optional: without it the route answers 501.
+   */
+  resume?(id: string, options: { readonly force: boolean }): Promise<ResumeAnswer>
   /** Forks a stored session after `at` (default: its end); returns the child's id. */
   fork(id: string, at?: number): Promise<string>
   /**
