@@ -4,7 +4,6 @@ import { Session } from '../session/session.js'
 import { endsInsideTurn } from '../session/fork-point.js'
 import { submissionState, type SubmissionState } from '../views/submission.js'
 import { quarantineOf } from '../views/quarantine.js'
-import { QUARANTINE_LIFTED } from '../session/continuation.js'
 // Types only: `ledgerloop/server` must load without the optional `pg` package.
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import type {
@@ -138,30 +137,22 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   }
 
   /**
-   * Lifts a quarantine so a worker claims the session again (`force` required; `SESSION_QUARANTINED` without).
-   * The server cannot run the session, so it does the one thing a forced resume does to the log: it takes the
-   * lease for a moment (`SESSION_LOCKED` if a worker holds it), appends `session/quarantine-lifted` through the
-   * fenced writer, and releases the session as `pending`. The next free worker claims it and resumes it as usual:
-   * interruptions count afresh after the lift, so the interrupted work is continued, and quarantined again after
-   * another `quarantineAfter` crashes in a row. Without a quarantine it does nothing (input wakes a worker).
+   * "Resume anyway" for a session a worker quarantined (`force` required; `SESSION_QUARANTINED` without). The
+   * server cannot run the session, so it writes nothing to the log: it marks the row `pending` with a request
+   * for a forced resume (`SESSION_LOCKED` when a worker holds the lease). The next free worker claims it and
+   * resumes it with `force`, exactly as `run --session ID --force` would: the quarantine is lifted in the log by
+   * the worker's fenced writer and the interrupted work continues; after `quarantineAfter` more crashes in a row
+   * it is quarantined again. Without a quarantine it does nothing (input wakes a worker as always).
    */
   async resume(id: string, options: { readonly force: boolean }): Promise<ResumeAnswer> {
     this.#checkOpen()
     const quarantine = quarantineOf((await this.#store.read(id)).events)
     if (quarantine === undefined) return { lifted: false }
     if (!options.force) throw new HarnessError(`session '${id}' is quarantined: ${quarantine.reason}. Resume with force to try again`, 'SESSION_QUARANTINED')
-    const opened = await this.#store.open(id)
-    try {
-      // Read again under the lease: the quarantine may have been lifted by another server meanwhile.
-      const session = new Session({ id, header: opened.header, ...(opened.log !== undefined ? { log: opened.log } : { seed: opened.events }) })
-      const current = quarantineOf(opened.events)
-      if (current === undefined) return { lifted: false }
-      opened.writer.append(session.append(QUARANTINE_LIFTED, { reason: current.reason, by: 'force' }))
-      opened.writer.releaseAs('pending')
-    } finally {
-      await opened.writer.close()
-    }
-    return { lifted: true }
+    if (await this.#store.forcedResume(id, 'request')) return { lifted: true }
+    // Not marked: a worker holds it (it is being resumed already), or another server's request won the race.
+    if (await this.#store.forcedResume(id, 'check')) return { lifted: true }
+    throw new HarnessError(`session '${id}' is held by a worker right now; try again when it is released`, 'SESSION_LOCKED')
   }
 
   async fork(id: string, at?: number): Promise<string> {
@@ -318,8 +309,8 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
     }
     if ((await this.#store.send(id, { kind, message: text, key })) !== undefined) return undefined
     // Not queued: the first input with this key still waits in the inbox, or an owner has moved it into the log.
-    const waiting = await this.#store.waitingWithKey(id, key)
-    if (waiting !== undefined) return { messageId: waiting.messageId, state: 'queued' }
+    const waiting = (await this.#store.pendingInput(id)).find((row) => row.input.kind !== 'cancel' && row.input.kind !== 'inject' && row.input.key === key)
+    if (waiting !== undefined && waiting.input.kind !== 'cancel') return { messageId: waiting.input.message.id, state: 'queued' }
     const found = submissionState((await this.#store.read(id)).events, key)
     // Read in this order, a row moved meanwhile is found in the log: it leaves the inbox in the flush that logs it.
     if (found === undefined) throw new HarnessError(`input with key '${key}' was refused as a duplicate but is neither waiting nor logged in session '${id}'`, 'INTERNAL')

@@ -82,7 +82,11 @@ export class SessionTask {
     const { harness, store, agentDefaults } = this.#ctx
     let agent: Agent
     try {
-      agent = await harness.resumeAgent(this.#id, agentDefaults)
+      // "Resume anyway" asked through serve: resume with force (lifting the quarantine in this lease's log), and
+      // take the request back only once that resume is durable, so a crash in between leaves it for the next.
+      const force = await store.forcedResume(this.#id, 'check')
+      agent = await harness.resumeAgent(this.#id, force ? { ...agentDefaults, force } : agentDefaults)
+      if (force) await store.forcedResume(this.#id, 'clear')
     } catch (error) {
       // A claim that ran out before it was opened (this process stalled) belongs to someone else now.
       if (isLeaseLost(error)) this.leaseLost(error as HarnessError, 'open')

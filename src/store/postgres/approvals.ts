@@ -112,3 +112,30 @@ export async function sessionStates(pool: pg.Pool, t: StoreTables, ids: readonly
   // An expired lease's owner is history (a dead or stalled worker), not who serves the session.
   return found.rows.map((r) => ({ id: r.id, status: r.status, owned: r.owned, asking: r.owned && r.asking, owner: r.owned ? r.owner : null }))
 }
+
+/**
+ * Asks for a forced resume of a quarantined session that nobody owns: marks it `pending` (claimable) with
+ * `force_resume`, so the next worker resumes it with `force` (lifting the quarantine in its own fenced writer and
+ * continuing the work). False when the session is not quarantined or someone holds its lease.
+ */
+export async function requestForcedResume(pool: pg.Pool, t: StoreTables, sessionId: string): Promise<boolean> {
+  const done = await pool.query(
+    `WITH u AS (
+       UPDATE ${t.sessions} SET status = 'pending', force_resume = true
+       WHERE id = $1 AND status = 'quarantined' AND (owner IS NULL OR lease_until < now()) RETURNING id)
+     SELECT pg_notify($2, id) FROM u`,
+    [sessionId, t.inboxChannel],
+  )
+  return done.rows.length > 0
+}
+
+/** Whether a forced resume was asked for (`clear`: and takes the request back, once the forced resume is durable). */
+export async function forcedResume(pool: pg.Pool, t: StoreTables, sessionId: string, clear: boolean): Promise<boolean> {
+  const found = await pool.query(
+    clear
+      ? `UPDATE ${t.sessions} SET force_resume = false WHERE id = $1 AND force_resume RETURNING id`
+      : `SELECT id FROM ${t.sessions} WHERE id = $1 AND force_resume`,
+    [sessionId],
+  )
+  return found.rows.length > 0
+}

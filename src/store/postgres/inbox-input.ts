@@ -98,15 +98,3 @@ export async function insertInboxRow(pool: pg.Pool, t: StoreTables, sessionId: s
   )
   return sent.rows[0]?.id
 }
-
-/** The waiting row sent with submission `key` (its row and message ids), or undefined when none waits. */
-export async function waitingWithKey(pool: pg.Pool, t: StoreTables, sessionId: string, key: string): Promise<{ readonly rowId: string; readonly messageId: string } | undefined> {
-  const found = await pool.query<{ id: string; kind: string; message: string | null; key: string | null }>(
-    `SELECT i.id::text AS id, i.kind, i.message, i.key FROM ${t.inbox} i WHERE i.session_id = $1 AND i.key = $2`,
-    [sessionId, key],
-  )
-  const row = found.rows[0]
-  if (row === undefined) return undefined
-  const decoded = decodeInboxRow(row)
-  return decoded.input.kind === 'cancel' ? undefined : { rowId: row.id, messageId: decoded.input.message.id }
-}

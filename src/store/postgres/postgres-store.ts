@@ -8,8 +8,8 @@ import { checkFlushDelay } from '../group-commit.js'
 import { headerRecord, parseHeaderRecord } from '../session-file.js'
 import { checkSeed, checkSessionId } from '../stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, StoredSession } from '../types.js'
-import { answerApproval, askApproval, pendingApprovals, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
-import { decodeInboxRow, insertInboxRow, waitingWithKey, type InboxInput, type InboxRow } from './inbox-input.js'
+import { answerApproval, askApproval, forcedResume, pendingApprovals, requestForcedResume, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
+import { decodeInboxRow, insertInboxRow, type InboxInput, type InboxRow } from './inbox-input.js'
 import { NotificationHub } from './notifications.js'
 import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBackend } from './postgres-writer.js'
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
@@ -224,12 +224,6 @@ export class PostgresStore implements SessionStore {
     return sent
   }
 
-  /** The waiting inbox row sent with submission `key` (row and message id); undefined when none waits. */
-  async waitingWithKey(sessionId: string, key: string): Promise<{ readonly rowId: string; readonly messageId: string } | undefined> {
-    await this.#ready
-    return waitingWithKey(this.#pool, this.tables, sessionId, key)
-  }
-
   /**
    * Input waiting in a session's inbox, oldest first (the owner reads it; see {@link PostgresWriter.moveInboxRows}).
    */
@@ -334,14 +328,21 @@ export class PostgresStore implements SessionStore {
     return this.#hub.subscribe(this.tables.approvalsChannel, listener)
   }
 
-  /**
-   * How sessions look from outside: the listed ones (all when `ids` is undefined) that a live lease holds or
-   * that are not idle; every session missing from the answer is idle and unowned.
-   */
+  /** Sessions (all when `ids` is undefined) a live lease holds or that are not idle; the rest are idle, unowned. */
   async sessionStates(ids?: readonly string[]): Promise<SessionState[]> {
     await this.#ready
     return sessionStates(this.#pool, this.tables, ids)
   }
+
+  /**
+   * "Resume anyway" on a fleet: `request` hands a quarantined, unowned session to the next worker to resume with
+   * `force` (false when it is not one); `check` tells a worker it was asked; `clear` takes the request back.
+   */
+  async forcedResume(id: string, step: 'request' | 'check' | 'clear'): Promise<boolean> {
+    await this.#ready
+    return step === 'request' ? requestForcedResume(this.#pool, this.tables, id) : forcedResume(this.#pool, this.tables, id, step === 'clear')
+  }
+
 
   /** Calls `listener` whenever one of this store's writers is fenced off. Returns the unsubscriber. */
   onLeaseLost(listener: LeaseLostListener): () => void {

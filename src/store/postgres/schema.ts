@@ -127,10 +127,13 @@ function migrations(t: StoreTables): readonly string[] {
     ALTER TABLE ${t.sessions} ADD CONSTRAINT sessions_status_check CHECK (status IN ('idle', 'running', 'pending', 'quarantined'));
     `,
     // 5: the submission key an input was sent with (`store.send(id, { …, key })`): unique per session while the
-    // row waits, so a client that retries after a timeout cannot queue the same prompt twice.
+    // row waits, so a client that retries after a timeout cannot queue the same prompt twice. IF NOT EXISTS: the
+    // migration tests rebuild older versions by hand and run every later step again.
     `
     ALTER TABLE ${t.inbox} ADD COLUMN IF NOT EXISTS key text;
     CREATE UNIQUE INDEX IF NOT EXISTS inbox_by_key ON ${t.inbox} (session_id, key) WHERE key IS NOT NULL;
+    -- "Resume anyway" from someone who does not own the session (serve): the next worker resumes it with force.
+    ALTER TABLE ${t.sessions} ADD COLUMN IF NOT EXISTS force_resume boolean NOT NULL DEFAULT false;
     `,
   ]
 }
