@@ -13,6 +13,7 @@ export type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  ResumeAnswer,
   SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
