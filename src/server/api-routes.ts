@@ -7,6 +7,7 @@ import { buildTimeline } from '../views/timeline.js'
 import { buildConversation } from '../views/conversation.js'
 import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
 import { sessionActivity } from '../views/session-activity.js'
+import { quarantineOf } from '../views/quarantine.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { compareSessions } from '../views/compare-sessions.js'
 import { wordDiffParts } from '../views/word-diff.js'
@@ -16,6 +17,8 @@ import { resumePoint, streamSessionEvents, type EventStreamOptions } from './eve
 import { notFound } from './http-errors.js'
 import {
   acceptedSchema,
+  duplicateSchema,
+  resumedSchema,
   answeredSchema,
   answers,
   approvalsSchema,
@@ -60,6 +63,17 @@ const idParams = {
   type: 'object',
   required: ['id'],
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', description: 'session id' } },
+} as const
+const keyHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'submission key: a retry with a key the session already holds is not queued again and answers 200',
+    },
+  },
 } as const
 const textBody = {
   type: 'object',
@@ -132,10 +146,14 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const cost = costFigure(events, ctx.pricing)
     const status = input.status(id)
     const activity = sessionActivity(events, status)
+    const quarantine = quarantineOf(events)
+    const owner = input.owner?.(id)
     return {
       id,
       header,
       status,
+      ...(quarantine !== undefined ? { quarantine } : {}),
+      ...(owner !== undefined ? { owner } : {}),
       // What it is doing or waiting for now, or why its last turn was cut off (absent at rest).
       ...(activity !== undefined ? { activity } : {}),
       events: events.length,
@@ -187,16 +205,40 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  for (const kind of ['followup', 'steer', 'inject'] as const) {
-    app.post<{ Params: { id: string }; Body: { text: string } }>(
+  for (const kind of ['followup', 'steer'] as const) {
+    app.post<{ Params: { id: string }; Body: { text: string }; Headers: { 'idempotency-key'?: string } }>(
       `/api/sessions/:id/${kind}`,
-      { schema: { summary: `Queue input (${kind})`, tags: ['input'], params: idParams, body: textBody, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) } },
+      {
+        schema: {
+          summary: `Queue input (${kind}); with an Idempotency-Key the session already holds, nothing is queued again (200)`,
+          tags: ['input'],
+          params: idParams,
+          headers: keyHeaders,
+          body: textBody,
+          response: answers({ 200: duplicateSchema, 202: acceptedSchema }, SESSION_WRITE_ERRORS),
+        },
+      },
       async (request, reply) => {
-        await input[kind](request.params.id, request.body.text)
-        return reply.code(202).send({ accepted: true })
+        const key = request.headers['idempotency-key']
+        const first = await input[kind](request.params.id, request.body.text, key !== undefined ? { key } : {})
+        if (first === undefined) return reply.code(202).send({ accepted: true })
+        return reply.code(200).send({ accepted: false, duplicate: true, ...first })
       },
     )
   }
+
+  app.post<{ Params: { id: string }; Body: { text: string } }>(
+    '/api/sessions/:id/inject',
+    { schema: { summary: 'Queue input (inject: for the next step, without waking the session)', tags: ['input'], params: idParams, body: textBody, response: answers({ 202: acceptedSchema }, SESSION_WRITE_ERRORS) } },
+    async (request, reply) => {
+      // Injected context is not a submission a client retries: a key would be silently meaningless, so say so.
+      if (request.headers['idempotency-key'] !== undefined) {
+        return reply.code(400).send({ error: { code: 'INVALID_REQUEST', message: 'inject takes no Idempotency-Key header (followup and steer do)' } })
+      }
+      await input.inject(request.params.id, request.body.text)
+      return reply.code(202).send({ accepted: true })
+    },
+  )
 
   app.post<{ Params: { id: string } }>(
     '/api/sessions/:id/compact',
@@ -215,6 +257,23 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
         return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'compaction by hand is not available on this server: its sessions run on workers, and compacting by hand needs the running agent' } })
       }
       return input.compact(request.params.id)
+    },
+  )
+
+  app.post<{ Params: { id: string }; Body: { force?: boolean } | undefined }>(
+    '/api/sessions/:id/resume',
+    {
+      schema: {
+        summary: 'Resume a session now; force: true lifts a quarantine ("resume anyway")',
+        tags: ['input'],
+        params: idParams,
+        body: { type: 'object', additionalProperties: false, properties: { force: { type: 'boolean', description: 'lift a quarantine (otherwise 409 SESSION_QUARANTINED)' } } },
+        response: answers({ 200: resumedSchema }, [...SESSION_WRITE_ERRORS, 501]),
+      },
+    },
+    async (request, reply) => {
+      if (input.resume === undefined) return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: 'this server cannot resume sessions' } })
+      return input.resume(request.params.id, { force: request.body?.force === true })
     },
   )
 

@@ -141,6 +141,49 @@ export const acceptedSchema = {
   properties: { accepted: { type: 'boolean', const: true } },
 } as const
 
+/** `200` of an input route: an `Idempotency-Key` the session already holds; nothing was queued again. */
+export const duplicateSchema = {
+  description: 'not queued again: input with this Idempotency-Key was sent before; where that input stands',
+  type: 'object',
+  required: ['accepted', 'duplicate', 'messageId', 'state'],
+  additionalProperties: false,
+  properties: {
+    accepted: { type: 'boolean', const: false },
+    duplicate: { type: 'boolean', const: true },
+    messageId: { type: 'string', description: 'id of the user message first sent with the key' },
+    state: {
+      type: 'string',
+      enum: ['queued', 'claimed', 'discarded'],
+      description: 'queued: waiting for a turn (no turn number yet); claimed: turn `turn` took it; discarded: a cancel cleared it before any turn took it',
+    },
+    turn: { ...integer, description: 'the turn that took the input (when claimed)' },
+    continuedIn: { ...integer, description: 'the continuation turn carrying on `turn` after a crash interrupted it' },
+  },
+} as const
+
+/** A quarantine in force (`session/quarantined` not lifted since): no worker claims the session. */
+const quarantineSchema = {
+  type: 'object',
+  description: 'the session is quarantined: the same work crashed its process too often; resume it with force to try again',
+  required: ['reason', 'seq', 'since'],
+  additionalProperties: false,
+  properties: {
+    reason: { type: 'string' },
+    seq: { type: 'integer', description: 'seq of the session/quarantined event' },
+    since: { type: 'number', description: 'log time (ms) it was quarantined' },
+  },
+} as const
+const ownerSchema = { type: 'string', description: 'with a worker fleet: the worker holding the lease (its ownerId, host:pid:…)' } as const
+
+/** `200` of `POST /api/sessions/{id}/resume`. */
+export const resumedSchema = {
+  description: 'resumed (its interrupted work goes on); `lifted` when a quarantine was lifted',
+  type: 'object',
+  required: ['lifted'],
+  additionalProperties: false,
+  properties: { lifted: { type: 'boolean' } },
+} as const
+
 /** `200` of `GET /api/sessions`. */
 export const sessionPageSchema = {
   description: 'one page of sessions, newest first',
@@ -165,6 +208,8 @@ export const sessionPageSchema = {
           parentSession: string,
           problem: { type: 'string', description: 'why the session could not be read' },
           cost: costSchema,
+          quarantine: quarantineSchema,
+          owner: ownerSchema,
         },
       },
     },
@@ -191,6 +236,8 @@ export const sessionSchema = {
     cost: costSchema,
     provider: { type: 'string', description: 'of the last request' },
     model: { type: 'string', description: 'of the last request' },
+    quarantine: quarantineSchema,
+    owner: ownerSchema,
     activity: {
       type: 'object',
       description: 'what the session is doing or waiting for, or why its last turn stopped (absent at rest)',
@@ -430,6 +477,7 @@ export const timelineSchema = {
           callId: string,
           usage: usageSchema,
           failure: failureSchema,
+          continues: { type: 'integer', description: 'on a continuation turn: the turn a crash interrupted, whose work it carries on' },
         },
       },
     },

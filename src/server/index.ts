@@ -14,6 +14,8 @@ export type {
   NewSessionOptions,
   PendingApproval,
   RerunRequest,
+  ResumeAnswer,
+  SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,
@@ -25,3 +27,4 @@ export type { AccessGuardOptions, Refusal } from './access-guard.js'
 export { eventFrame, resumePoint } from './event-stream.js'
 export type { EventStreamOptions } from './event-stream.js'
 export type { SessionListRow } from './session-directory.js'
+export type { SubmissionState } from '../views/submission.js'

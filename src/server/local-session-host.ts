@@ -11,11 +11,15 @@ import { rerunSession } from '../app/rerun-session.js'
 import type { PricingCatalogue } from '../views/cost.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionStore } from '../store/types.js'
+import { submissionState, type SubmissionState } from '../views/submission.js'
+import { quarantineOf } from '../views/quarantine.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
   RerunRequest,
+  ResumeAnswer,
+  SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,
@@ -135,16 +139,30 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     return agent.id
   }
 
-  async followup(id: string, text: string): Promise<void> {
-    ;(await this.#host(id)).agent.followup(text)
+  async followup(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    const { agent } = await this.#host(id)
+    return agent.followup(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
   }
 
-  async steer(id: string, text: string): Promise<void> {
-    ;(await this.#host(id)).agent.steer(text)
+  async steer(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    const { agent } = await this.#host(id)
+    return agent.steer(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
   }
 
   async inject(id: string, text: string): Promise<void> {
     ;(await this.#host(id)).agent.inject(text)
+  }
+
+  /**
+   * Resumes a stored session here now (its interrupted work continues). A quarantined one is refused with
+   * `SESSION_QUARANTINED` unless `force`, which lifts the quarantine (`resumeAgent(id, { force: true })`).
+   */
+  async resume(id: string, options: { readonly force: boolean }): Promise<ResumeAnswer> {
+    this.#checkOpen()
+    if (this.#hosted.has(id)) return { lifted: false }
+    const quarantine = quarantineOf((await this.#options.store.read(id)).events)
+    await this.#host(id, options.force)
+    return { lifted: quarantine !== undefined }
   }
 
   async cancel(id: string): Promise<void> {
@@ -310,7 +328,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   }
 
   /** The agent of a session, resuming it here when it is stored (`SESSION_LOCKED` when another process runs it). */
-  async #host(id: string): Promise<Hosted> {
+  async #host(id: string, force = false): Promise<Hosted> {
     this.#checkOpen()
     const hosted = this.#hosted.get(id)
     if (hosted !== undefined) return hosted
@@ -318,18 +336,19 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (opening === undefined) {
       // A session being released is resumed once its lock is free.
       const released = this.#releasing.get(id) ?? Promise.resolve()
-      opening = released.then(() => this.#resume(id)).finally(() => this.#opening.delete(id))
+      opening = released.then(() => this.#resume(id, force)).finally(() => this.#opening.delete(id))
       this.#opening.set(id, opening)
     }
     return opening
   }
 
-  async #resume(id: string): Promise<Hosted> {
+  async #resume(id: string, force: boolean): Promise<Hosted> {
     const stored = await this.#options.store.read(id)
     const recorded = foldRequestHeader(stored.events)?.config
     // A session recorded with a provider this server does not serve continues on the server's default route.
     const served = recorded !== undefined && this.harness.llm.adapter(recorded.provider) !== undefined
-    const agent = await this.harness.resumeAgent(id, served ? {} : { provider: this.#options.defaults.provider, model: this.#options.defaults.model })
+    const route = served ? {} : { provider: this.#options.defaults.provider, model: this.#options.defaults.model }
+    const agent = await this.harness.resumeAgent(id, force ? { ...route, force } : route)
     const system = this.#systems.get(id)
     if (system !== undefined) agent.ctx.prompt.section('persona', { order: 0, text: system })
     return this.#adopt(agent)
@@ -456,4 +475,16 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   #checkOpen(): void {
     if (this.#closed) throw new HarnessError('the server is shutting down', 'HARNESS_CLOSED')
   }
+}
+
+function sendOptions(options: SendInputOptions): { key?: string } {
+  return options.key !== undefined ? { key: options.key } : {}
+}
+
+// The agent refused the send only because the key is in its log (other refusals throw): say where that input is.
+function duplicateOf(agent: Agent, options: SendInputOptions): SubmissionState {
+  const key = options.key as string
+  const events: SessionEvent[] = []
+  agent.session.log.forEachEvent(0, (event) => events.push(event))
+  return submissionState(events, key) ?? { messageId: agent.inbox.sentWithKey(key) ?? '', state: 'queued' }
 }

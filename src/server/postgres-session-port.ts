@@ -2,12 +2,16 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { SessionEvent } from '../session/events.js'
 import { Session } from '../session/session.js'
 import { endsInsideTurn } from '../session/fork-point.js'
+import { submissionState, type SubmissionState } from '../views/submission.js'
+import { quarantineOf } from '../views/quarantine.js'
 // Types only: `ledgerloop/server` must load without the optional `pg` package.
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  ResumeAnswer,
+  SendInputOptions,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,
@@ -51,6 +55,7 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   readonly #store: PostgresStore
   readonly #options: PostgresSessionPortOptions
   readonly #status = new Map<string, SessionRunStatus>()
+  readonly #owners = new Map<string, string>()
   readonly #channels = new Map<string, Channel>()
   #closed = false
 
@@ -73,12 +78,12 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
     return session.id
   }
 
-  async followup(id: string, text: string): Promise<void> {
-    await this.#send(id, { kind: 'followup', message: text })
+  async followup(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    return this.#sendKeyed(id, 'followup', text, options.key)
   }
 
-  async steer(id: string, text: string): Promise<void> {
-    await this.#send(id, { kind: 'steer', message: text })
+  async steer(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    return this.#sendKeyed(id, 'steer', text, options.key)
   }
 
   async inject(id: string, text: string): Promise<void> {
@@ -110,12 +115,44 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
   /** Reads the sessions' states from the store (all when `ids` is undefined) for {@link status}. */
   async refresh(ids?: readonly string[]): Promise<void> {
     const states = await this.#store.sessionStates(ids)
-    if (ids === undefined) this.#status.clear()
-    else for (const id of ids) this.#status.delete(id)
+    if (ids === undefined) {
+      this.#status.clear()
+      this.#owners.clear()
+    } else {
+      for (const id of ids) {
+        this.#status.delete(id)
+        this.#owners.delete(id)
+      }
+    }
     for (const state of states) {
+      if (state.owner !== null) this.#owners.set(state.id, state.owner)
       const status: SessionRunStatus = !state.owned ? 'stored' : state.asking ? 'awaiting-approval' : state.status === 'running' ? 'running' : 'idle'
       if (status !== 'stored') this.#status.set(state.id, status)
     }
+  }
+
+  /** The worker holding the session's live lease, as of the last {@link refresh} that covered it. */
+  owner(id: string): string | undefined {
+    return this.#owners.get(id)
+  }
+
+  /**
+   * "Resume anyway" for a session a worker quarantined (`force` required; `SESSION_QUARANTINED` without). The
+   * server cannot run the session, so it writes nothing to the log: it marks the row `pending` with a request
+   * for a forced resume (`SESSION_LOCKED` when a worker holds the lease). The next free worker claims it and
+   * resumes it with `force`, exactly as `run --session ID --force` would: the quarantine is lifted in the log by
+   * the worker's fenced writer and the interrupted work continues; after `quarantineAfter` more crashes in a row
+   * it is quarantined again. Without a quarantine it does nothing (input wakes a worker as always).
+   */
+  async resume(id: string, options: { readonly force: boolean }): Promise<ResumeAnswer> {
+    this.#checkOpen()
+    const quarantine = quarantineOf((await this.#store.read(id)).events)
+    if (quarantine === undefined) return { lifted: false }
+    if (!options.force) throw new HarnessError(`session '${id}' is quarantined: ${quarantine.reason}. Resume with force to try again`, 'SESSION_QUARANTINED')
+    if (await this.#store.forcedResume(id, 'request')) return { lifted: true }
+    // Not marked: a worker holds it (it is being resumed already), or another server's request won the race.
+    if (await this.#store.forcedResume(id, 'check')) return { lifted: true }
+    throw new HarnessError(`session '${id}' is held by a worker right now; try again when it is released`, 'SESSION_LOCKED')
   }
 
   async fork(id: string, at?: number): Promise<string> {
@@ -262,6 +299,22 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
       stopped = true
       off()
     }
+  }
+
+  async #sendKeyed(id: string, kind: 'followup' | 'steer', text: string, key: string | undefined): Promise<SubmissionState | undefined> {
+    this.#checkOpen()
+    if (key === undefined) {
+      await this.#store.send(id, { kind, message: text })
+      return undefined
+    }
+    if ((await this.#store.send(id, { kind, message: text, key })) !== undefined) return undefined
+    // Not queued: the first input with this key still waits in the inbox, or an owner has moved it into the log.
+    const waiting = (await this.#store.pendingInput(id)).find((row) => row.input.kind !== 'cancel' && row.input.kind !== 'inject' && row.input.key === key)
+    if (waiting !== undefined && waiting.input.kind !== 'cancel') return { messageId: waiting.input.message.id, state: 'queued' }
+    const found = submissionState((await this.#store.read(id)).events, key)
+    // Read in this order, a row moved meanwhile is found in the log: it leaves the inbox in the flush that logs it.
+    if (found === undefined) throw new HarnessError(`input with key '${key}' was refused as a duplicate but is neither waiting nor logged in session '${id}'`, 'INTERNAL')
+    return found
   }
 
   async #send(id: string, input: Parameters<PostgresStore['send']>[1]): Promise<void> {

@@ -3,6 +3,7 @@ import type { SessionStore, SessionSummary } from '../store/types.js'
 import type { CostFigure, PricingCatalogue } from '../views/cost.js'
 import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../views/session-row.js'
 import type { UsageTotals } from '../llm/token-usage.js'
+import { quarantineOf, type QuarantineFact } from '../views/quarantine.js'
 import type { SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
 
 /** One row of `GET /api/sessions`. */
@@ -22,6 +23,10 @@ export interface SessionListRow {
   readonly problem?: string
   /** What the session cost from its logged usage, when its models have prices in the server's catalogue. */
   readonly cost?: CostFigure
+  /** The quarantine in force, when the session is quarantined (no worker claims it; resume with force). */
+  readonly quarantine?: QuarantineFact
+  /** With a worker fleet: the worker holding the session's lease. */
+  readonly owner?: string
 }
 
 /** Query of {@link SessionDirectory.list}. */
@@ -36,6 +41,7 @@ export interface SessionListQuery {
 interface CachedSummary {
   readonly key: string
   readonly facts: SessionRowFacts
+  readonly quarantine: QuarantineFact | undefined
 }
 
 /**
@@ -84,21 +90,25 @@ export class SessionDirectory {
   // time, one running here by its length) with its run status and its newest activity.
   async #row(stored: SessionSummary, status: SessionRunStatus): Promise<SessionListRow> {
     let facts: SessionRowFacts
+    let quarantine: QuarantineFact | undefined
     let updatedAt = stored.updatedAt
     try {
       const snapshot = status === 'stored' ? undefined : await this.#feed.read(stored.id)
       const key = snapshot !== undefined ? `live:${snapshot.events.length}` : `stored:${stored.updatedAt}`
       if (snapshot !== undefined) updatedAt = Math.max(updatedAt, snapshot.events[snapshot.events.length - 1]?.time ?? 0)
       const cached = this.#cache.get(stored.id)
-      if (cached !== undefined && cached.key === key) facts = cached.facts
+      if (cached !== undefined && cached.key === key) ({ facts, quarantine } = cached)
       else {
-        facts = sessionRowFacts(stored, snapshot?.events ?? (await this.#feed.read(stored.id)).events, this.#pricing)
-        this.#cache.set(stored.id, { key, facts })
+        const events = snapshot?.events ?? (await this.#feed.read(stored.id)).events
+        facts = sessionRowFacts(stored, events, this.#pricing)
+        quarantine = quarantineOf(events)
+        this.#cache.set(stored.id, { key, facts, quarantine })
       }
     } catch (error) {
       facts = unreadableSessionRow(stored, (error as Error).message)
     }
-    return serverRow(facts, status, updatedAt)
+    const owner = this.#input.owner?.(stored.id)
+    return { ...serverRow(facts, status, updatedAt), ...(quarantine !== undefined ? { quarantine } : {}), ...(owner !== undefined ? { owner } : {}) }
   }
 }
 

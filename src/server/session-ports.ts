@@ -2,6 +2,7 @@ import type { CompactionOutcome } from '../plugins/compaction/replace.js'
 import type { JsonValue } from '../json/lossless.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
+import type { SubmissionState } from '../views/submission.js'
 
 /** A tool call waiting for a person's decision (the permission plugin asked). */
 export interface PendingApproval {
@@ -22,6 +23,20 @@ export type ApprovalVerdict = 'allow' | 'deny' | 'always'
 
 /** How a session is doing on this server: `stored` = nobody here runs it (it may run elsewhere). */
 export type SessionRunStatus = 'running' | 'awaiting-approval' | 'idle' | 'stored'
+
+/** Options of a send through {@link SessionInputPort}. */
+export interface SendInputOptions {
+  /**
+   * Submission key (the HTTP API's `Idempotency-Key`): input sent with a key the session already holds is not
+   * queued again.
+   */
+  readonly key?: string
+}
+
+/** What `resume` did: `lifted` when it lifted a quarantine. */
+export interface ResumeAnswer {
+  readonly lifted: boolean
+}
 
 /** What a new session starts with (unset fields take the server's defaults). */
 export interface NewSessionOptions {
@@ -54,10 +69,13 @@ export interface RerunRequest {
 export interface SessionInputPort {
   /** Creates a session and returns its id. */
   create(options: NewSessionOptions): Promise<string>
-  /** Queues a new turn's input and wakes the session. */
-  followup(id: string, text: string): Promise<void>
-  /** Queues input for the next step of the running turn (or a new turn) and wakes the session. */
-  steer(id: string, text: string): Promise<void>
+  /**
+   * Queues a new turn's input and wakes the session. Resolves undefined when it was queued now, or, with a key
+   * the session already holds (in its log, or waiting in a fleet's inbox), with where that first input stands.
+   */
+  followup(id: string, text: string, options?: SendInputOptions): Promise<SubmissionState | undefined>
+  /** Queues input for the next step of the running turn (or a new turn) and wakes the session; `options` as for {@link followup}. */
+  steer(id: string, text: string, options?: SendInputOptions): Promise<SubmissionState | undefined>
   /** Queues input for the next step without waking the session. */
   inject(id: string, text: string): Promise<void>
   /** Cancels the running turn (a no-op when none runs). */
@@ -76,6 +94,16 @@ export interface SessionInputPort {
    * learn statuses from somewhere else need it; the routes call it before they read a status.
    */
   refresh?(ids?: readonly string[]): Promise<void>
+  /**
+   * Who runs the session, when sessions run on a fleet: the `ownerId` of the worker holding its lease, as of the
+   * last {@link refresh}. Optional (a port that runs sessions itself has no owner to name).
+   */
+  owner?(id: string): string | undefined
+  /**
+   * Resumes a session so its interrupted work goes on. A quarantined session is refused with
+   * `SESSION_QUARANTINED` unless `force`, which lifts the quarantine. Optional: without it the route answers 501.
+   */
+  resume?(id: string, options: { readonly force: boolean }): Promise<ResumeAnswer>
   /** Forks a stored session after `at` (default: its end); returns the child's id. */
   fork(id: string, at?: number): Promise<string>
   /**

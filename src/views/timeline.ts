@@ -39,6 +39,8 @@ export interface TimelineRow {
   readonly callId?: string
   /** Token figures of a turn or a request. */
   readonly usage?: UsageTotals
+  /** For a continuation turn: the turn a crash interrupted, whose work it carries on (`turn/start` `continues`). */
+  readonly continues?: number
   // Cost: `sessionCost(events, catalogue)` (views/cost.ts) fills a `cost` figure per turn/request here once the
   // model catalogue carries prices.
 }
@@ -92,6 +94,7 @@ export function buildTimeline(header: SessionHeader, events: readonly SessionEve
       firstSeq: turn.startSeq,
       ...(turn.endSeq !== undefined ? { lastSeq: turn.endSeq } : {}),
       usage: turn.usage,
+      ...continuesOf(events[turn.startSeq]),
     })
     for (const step of turn.steps) {
       const stepEnd = timeOf(step.endSeq)
@@ -171,4 +174,10 @@ function toolRow(t: ToolNode, turn: number, step: number, timeOf: (seq: number) 
     ...(t.resultSeq !== undefined ? { lastSeq: t.resultSeq } : {}),
     callId: t.callId,
   }
+}
+
+// A continuation turn's `turn/start` names the interrupted turn it carries on.
+function continuesOf(start: SessionEvent | undefined): { continues?: number } {
+  const continues = start?.type === 'turn/start' ? (start.data as { continues?: unknown }).continues : undefined
+  return typeof continues === 'number' ? { continues } : {}
 }

@@ -82,7 +82,11 @@ export class SessionTask {
     const { harness, store, agentDefaults } = this.#ctx
     let agent: Agent
     try {
-      agent = await harness.resumeAgent(this.#id, agentDefaults)
+      // "Resume anyway" asked through serve: resume with force (lifting the quarantine in this lease's log), and
+      // take the request back only once that resume is durable, so a crash in between leaves it for the next.
+      const force = await store.forcedResume(this.#id, 'check')
+      agent = await harness.resumeAgent(this.#id, force ? { ...agentDefaults, force } : agentDefaults)
+      if (force) await store.forcedResume(this.#id, 'clear')
     } catch (error) {
       // A claim that ran out before it was opened (this process stalled) belongs to someone else now.
       if (isLeaseLost(error)) this.leaseLost(error as HarnessError, 'open')
@@ -154,8 +158,9 @@ export class SessionTask {
     try {
       const input = row.input
       if (input.kind === 'cancel') agent.cancel({ kind: 'user' })
-      else if (input.kind === 'followup') agent.followup(input.message)
-      else if (input.kind === 'steer') agent.steer(input.message)
+      // A key the log already holds (a client's retry that raced its first send into the log) is ignored there.
+      else if (input.kind === 'followup') agent.followup(input.message, input.key !== undefined ? { key: input.key } : {})
+      else if (input.kind === 'steer') agent.steer(input.message, input.key !== undefined ? { key: input.key } : {})
       else agent.inject(input.message)
     } catch (error) {
       // A row that cannot be applied is dropped with its batch and reported, so it cannot block the inbox.

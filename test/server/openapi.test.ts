@@ -7,6 +7,7 @@ import formats from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readSse } from './sse-client.js'
 import { startServe, TOKEN, type ServeFixture } from './serve-fixture.js'
+import { writeQuarantinedSession } from './stored-session.js'
 
 interface Operation {
   readonly responses?: Record<string, { content?: Record<string, { schema?: object }> }>
@@ -199,6 +200,41 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     const tooLarge = await f.post(`/api/sessions/${id}/followup`, { text: 'x'.repeat(1024 * 1024 + 10) })
     expect(tooLarge.status).toBe(413)
     await conforms('POST', `/api/sessions/${id}/followup`, tooLarge)
+  })
+
+  it('input with an Idempotency-Key: a retry is not queued again and answers 200 with the original turn', async () => {
+    const id = await created()
+    const keyed = async (kind: string, text: string, key: string, status: number): Promise<unknown> => {
+      const res = await f.api(`/api/sessions/${id}/${kind}`, { method: 'POST', body: JSON.stringify({ text }), headers: { 'content-type': 'application/json', 'idempotency-key': key } })
+      expect(res.status, `${kind} with key ${key}`).toBe(status)
+      return conforms('POST', `/api/sessions/${id}/${kind}`, res)
+    }
+    expect(await keyed('followup', 'hello', 'k-1', 202)).toEqual({ accepted: true })
+    await settled(id, 1)
+    expect(await keyed('followup', 'hello', 'k-1', 200)).toMatchObject({ accepted: false, duplicate: true, state: 'claimed', turn: 1 })
+    expect(await keyed('steer', 'hello again', 'k-2', 202)).toEqual({ accepted: true })
+    await settled(id, 2)
+    expect(await keyed('steer', 'hello again', 'k-2', 200)).toMatchObject({ duplicate: true, state: 'claimed', turn: 2 })
+    await settled(id, 2) // nothing more ran
+    await keyed('followup', 'hello', '', 400)
+    await keyed('followup', 'hello', 'k'.repeat(201), 400)
+    const inject = await f.api(`/api/sessions/${id}/inject`, { method: 'POST', body: JSON.stringify({ text: 'a note' }), headers: { 'content-type': 'application/json', 'idempotency-key': 'k-3' } })
+    expect(inject.status).toBe(400)
+    expect(((await conforms('POST', `/api/sessions/${id}/inject`, inject)) as { error: { message: string } }).error.message).toMatch(/Idempotency-Key/)
+  })
+
+  it('resume: a quarantined session is listed with its reason, refused without force (409), resumed with it', async () => {
+    const id = await writeQuarantinedSession(f.dir)
+    const listed = (await get('/api/sessions', 200)) as { sessions: { id: string; quarantine?: { reason: string } }[] }
+    expect(listed.sessions.find((s) => s.id === id)?.quarantine?.reason).toMatch(/interrupted 1 times? in a row/)
+    expect(await get(`/api/sessions/${id}`, 200)).toMatchObject({ quarantine: { reason: expect.stringMatching(/interrupted/) } })
+    expect(await post(`/api/sessions/${id}/resume`, {}, 409)).toMatchObject({ error: { code: 'SESSION_QUARANTINED' } })
+    await post(`/api/sessions/${id}/followup`, { text: 'hello' }, 409) // input would resume it: refused the same way
+    await post(`/api/sessions/${id}/resume`, { force: 'yes' }, 400)
+    expect(await post(`/api/sessions/${id}/resume`, { force: true }, 200)).toEqual({ lifted: true })
+    expect(((await get(`/api/sessions/${id}`, 200)) as { quarantine?: unknown }).quarantine).toBeUndefined()
+    expect(await post(`/api/sessions/${id}/resume`, { force: true }, 200)).toEqual({ lifted: false }) // it runs here now
+    await post('/api/sessions/no-such-session/resume', { force: true }, 404)
   })
 
   it('approvals: list a pending call, answer it', async () => {

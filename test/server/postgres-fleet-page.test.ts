@@ -55,6 +55,18 @@ describe.skipIf(browserNeeded.skip)('serve web page with a worker fleet (headles
     await page.close()
   })
 
+  it('names the worker that owns a running session, in its header and in the session list', async () => {
+    const page = await openSession()
+    const id = decodeURIComponent(page.url().split('#/s/')[1] ?? '')
+    await send(page, 'stream a reply')
+    await page.waitForSelector('.session[data-status="running"]')
+    await page.locator('.session-head .owner', { hasText: f.workerStore.ownerId }).waitFor()
+    await page.goto(`${f.base}/?token=${TOKEN}#/`)
+    await page.locator(`tr[data-id="${id}"] .owner`, { hasText: f.workerStore.ownerId }).waitFor()
+    expect((await f.post(`/api/sessions/${id}/cancel`)).status).toBe(202)
+    await page.close()
+  })
+
   it('shows a pending tool call of the worker, approves it, and the turn goes on', async () => {
     const page = await openSession()
     await send(page, 'deploy from the page')

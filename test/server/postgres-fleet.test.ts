@@ -66,7 +66,7 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
       expect(running.status).toBe('running')
       // The worker holds the lease while the turn runs; the server holds nothing.
       const owner = await f.serverStore.sessionStates([id])
-      expect(owner).toEqual([{ id, status: 'running', owned: true, asking: false }])
+      expect(owner).toEqual([{ id, status: 'running', owned: true, asking: false, owner: f.workerStore.ownerId }])
       expect(await leaseOwner(id)).toBe(f.workerStore.ownerId)
       expect(f.serverStore.writerOf(id)).toBeUndefined()
       expect((await f.post(`/api/sessions/${id}/cancel`)).status).toBe(202)

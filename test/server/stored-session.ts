@@ -68,3 +68,23 @@ export async function writeCutOffSessions(dir: string): Promise<{ orphaned: stri
   await later.close()
   return { orphaned, interrupted }
 }
+
+/**
+ * Writes a session cut off mid-turn (as {@link writeCutOffSessions}) and resumes it with `quarantineAfter: 1`,
+ * so the resume quarantines it (`session/quarantined`, the reason naming the interrupted turn). Its model
+ * answers `done after the crash` when a forced resume continues the work.
+ */
+export async function writeQuarantinedSession(dir: string): Promise<string> {
+  const { orphaned } = await writeCutOffSessions(dir)
+  const later = createHarness({ store: new JsonlStore({ dir }), adapters: [scriptedAdapter({ script: [] })] })
+  await later.resumeAgent(orphaned, { quarantineAfter: 1 }).then(
+    () => {
+      throw new Error('expected the resume to quarantine the session')
+    },
+    (error: unknown) => {
+      if ((error as { code?: string }).code !== 'SESSION_QUARANTINED') throw error
+    },
+  )
+  await later.close()
+  return orphaned
+}

@@ -31,7 +31,7 @@ describe('PostgresStore approvals', () => {
     expect(await other.pendingApprovals('s1')).toEqual([])
     expect(await owner.takeApprovalAnswer('s1', 'call-1')).toBe('always')
     expect(await owner.takeApprovalAnswer('s1', 'call-1')).toBeUndefined()
-    expect(await other.sessionStates(['s1'])).toEqual([{ id: 's1', status: 'idle', owned: true, asking: false }])
+    expect(await other.sessionStates(['s1'])).toEqual([{ id: 's1', status: 'idle', owned: true, asking: false, owner: owner.ownerId }])
     // Followers (serve's tails) and the asker are woken by a NOTIFY naming the session.
     expect(await notified).toBe('s1')
     off()
@@ -45,7 +45,7 @@ describe('PostgresStore approvals', () => {
     const other = new PostgresStore({ connectionString: db.url, schema: 'ap2' })
     const writer = await owner.create(new Session({ id: 's2' }).header)
     await owner.askApproval('s2', 'call-1', question)
-    expect(await other.sessionStates(['s2'])).toEqual([{ id: 's2', status: 'idle', owned: true, asking: true }])
+    expect(await other.sessionStates(['s2'])).toEqual([{ id: 's2', status: 'idle', owned: true, asking: true, owner: owner.ownerId }])
     await writer.close()
     expect(await other.pendingApprovals('s2')).toEqual([])
     expect(await other.answerApproval('s2', 'call-1', 'allow')).toBe(false)

@@ -145,6 +145,39 @@ describe('PostgresStore: inbox', () => {
     expect((await rejection(a.send('there', { kind: 'shout' } as never))).code).toBe('INVALID_INPUT')
   })
 
+  it('send with a key: a key waiting in the inbox or already in the log queues nothing (undefined)', async () => {
+    const a = storeIn(freshSchema())
+    const session = new Session({ id: 'keyed' })
+    const writer = await a.create(session.header)
+    const first = await a.send('keyed', { kind: 'followup', message: 'pay the invoice', key: 'inv-9' })
+    expect(first).toMatch(/^\d+$/)
+    expect(await a.send('keyed', { kind: 'followup', message: 'pay the invoice', key: 'inv-9' })).toBeUndefined()
+    expect(await a.send('keyed', { kind: 'steer', message: 'pay it now', key: 'inv-9' })).toBeUndefined() // one key, one input
+    const rows = await a.pendingInput('keyed')
+    expect(rows).toHaveLength(1)
+    const row = rows[0] as (typeof rows)[number]
+    expect(row.input).toMatchObject({ kind: 'followup', key: 'inv-9' })
+    const message = (row.input as { message: { id: string } }).message
+    expect(row.id).toBe(first)
+    // The owner moves the row into its log with the key in the splice (as agent.followup(…, { key }) does).
+    await writer.moveInboxRows([row.id], () => {
+      const splice = session.append('agent/inbox/spliced', { target: 'next-turn', start: 0, inserted: [message as never], key: 'inv-9' })
+      writer.append(splice)
+    })
+    expect(await a.pendingInput('keyed')).toEqual([])
+    expect(await a.send('keyed', { kind: 'followup', message: 'pay the invoice', key: 'inv-9' })).toBeUndefined()
+    expect(await a.pendingInput('keyed')).toEqual([])
+    // Other keys, and sends without one, queue as always.
+    expect(await a.send('keyed', { kind: 'followup', message: 'again', key: 'inv-10' })).toMatch(/^\d+$/)
+    expect(await a.send('keyed', { kind: 'followup', message: 'again' })).toMatch(/^\d+$/)
+    expect(await a.send('keyed', { kind: 'followup', message: 'again' })).toMatch(/^\d+$/)
+    expect(await a.pendingInput('keyed')).toHaveLength(3)
+    expect((await rejection(a.send('nobody', { kind: 'followup', message: 'hi', key: 'k' }))).code).toBe('SESSION_NOT_FOUND')
+    expect((await rejection(a.send('keyed', { kind: 'inject', message: 'hi', key: 'k' } as never))).code).toBe('INVALID_INPUT')
+    expect((await rejection(a.send('keyed', { kind: 'followup', message: 'hi', key: 'k'.repeat(201) }))).code).toBe('INVALID_INPUT')
+    await writer.close()
+  })
+
   it('follow yields committed events in seq order, live, and ends when its signal aborts', async () => {
     const a = storeIn(freshSchema())
     const follower = storeIn(a.tables.schema)

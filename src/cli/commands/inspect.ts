@@ -12,9 +12,27 @@ import type { SubagentTreeFields } from '../../views/child-sessions.js'
 import { styleFor, type Style } from '../style.js'
 import { shownUsage } from '../../llm/token-usage.js'
 import { describeReason, formatDuration, formatUsage, toolSubject } from '../../views/turn-outcome.js'
+import { quarantineOf, type QuarantineFact } from '../../views/quarantine.js'
+
+/** Durable-execution facts `inspect` prints beside the tree: continuation turns (turn → the interrupted one) and a quarantine. */
+export interface DurabilityMarks {
+  readonly continues: ReadonlyMap<number, number>
+  readonly quarantine?: QuarantineFact
+}
+
+/** The {@link DurabilityMarks} of a log. */
+export function durabilityMarks(events: readonly SessionEvent[]): DurabilityMarks {
+  const continues = new Map<number, number>()
+  for (const e of events) {
+    const d = e.type === 'turn/start' ? (e.data as { turn: number; continues?: number }) : undefined
+    if (d?.continues !== undefined) continues.set(d.turn, d.continues)
+  }
+  const quarantine = quarantineOf(events)
+  return { continues, ...(quarantine !== undefined ? { quarantine } : {}) }
+}
 
 /** Renders the tree for people (a sub-agent's tree nested under the tool call that started it). */
-export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields>, style: Style, cost?: SessionCost): string {
+export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields>, style: Style, cost?: SessionCost, marks?: DurabilityMarks): string {
   const turnCost = new Map((cost?.turns ?? []).map((t) => [t.turn, t.cost]))
   const money = (amount: number | undefined): string => (amount !== undefined && cost?.currency !== undefined ? ` · ${formatCost(amount, cost.currency)}` : '')
   const out: string[] = []
@@ -29,6 +47,9 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
           ? ` · forked from ${tree.parentSession} (first ${String(tree.seedLength)} events)`
           : ''),
   )
+  if (marks?.quarantine !== undefined) {
+    out.push(style.red(`quarantined since seq ${marks.quarantine.seq}: ${marks.quarantine.reason} (resume with run --session ${tree.id} --force)`))
+  }
   if (tree.subagents !== undefined && tree.subagents.length > 0 && tree.subagentUsage !== undefined) {
     const rolled = shownUsage(tree.subagentUsage)
     const spent = tree.subagentCost !== undefined ? ` · cost ${formatCost(tree.subagentCost.total, tree.subagentCost.currency)}` : ''
@@ -50,6 +71,8 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
     const reason = turn.reason === undefined ? style.yellow('open') : turn.reason.kind === 'completed' ? style.green('completed') : style.red(describeReason(turn.reason))
     const time = turn.durationMs !== undefined ? ` · ${formatDuration(turn.durationMs)}` : ''
     out.push(`turn ${turn.turn} · ${reason} · ${turn.steps.length} step${turn.steps.length === 1 ? '' : 's'}${time} · tokens ${formatUsage(turn.usage)}${money(turnCost.get(turn.turn))} ${seqs(turn.startSeq, turn.endSeq)}`)
+    const continued = marks?.continues.get(turn.turn)
+    if (continued !== undefined) out.push(style.yellow(`  continued after a crash: carries on turn ${continued}, which was interrupted`))
     const stepLines = (step: StepNode): string[] => {
       const rows = [
         ...step.requests.map((r) => {
@@ -105,11 +128,13 @@ export async function inspectCommand(ref: string, flags: { json?: boolean; store
     const tree = await attachChildTrees(buildSessionTree(stored.header, stored.events), stored.header, store, (s) => buildSessionTree(s.header, s.events), pricing)
     const cost = sessionCost(stored.events, pricing)
     const budget = costBudgetStops(stored.events, pricing)
+    const marks = durabilityMarks(stored.events)
     if (flags.json === true) {
-      process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}), ...(budget !== undefined ? { costBudget: budget } : {}) }, null, 2)}\n`)
+      const { quarantine } = marks
+      process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}), ...(budget !== undefined ? { costBudget: budget } : {}), ...(quarantine !== undefined ? { quarantine } : {}) }, null, 2)}\n`)
     } else {
       const style = styleFor(process.stdout)
-      process.stdout.write(formatSessionTree(tree, style, cost))
+      process.stdout.write(formatSessionTree(tree, style, cost, marks))
       if (budget !== undefined) {
         const stops = budget.stops.map((stop) => `turn ${stop.turn} stopped at $${stop.used} of $${stop.limit}${stop.per === 'turn' ? ' (per turn)' : ''}`).join('; ')
         process.stdout.write(`cost budget: ${stops}; billed ${formatCost(budget.billedUsd, 'USD')} over every request attempt\n`)

@@ -9,6 +9,7 @@ import { resolveConfig, type EffectiveConfig } from '../../app/config.js'
 import type { LogSummary } from '../../views/session-summary.js'
 import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../../views/session-row.js'
 import { isSubagentSession } from '../../views/child-sessions.js'
+import { quarantineOf } from '../../views/quarantine.js'
 import { styleFor } from '../style.js'
 import { emptyUsage } from '../../llm/token-usage.js'
 import { addStoreOption, positiveInteger } from './agent-options.js'
@@ -30,6 +31,8 @@ export interface SessionRow extends LogSummary {
   readonly problem?: string
   /** What the session cost from its logged usage, when its model has published prices. */
   readonly cost?: { readonly total: number; readonly currency: 'USD' | 'CNY'; readonly pricesAsOf?: string }
+  /** Set while the session is quarantined (the same work crashed too often): why. Resume it with `--force`. */
+  readonly quarantined?: string
 }
 
 /** One page of `sessions`: its rows, how many sessions matched in all, and the store's note about its index. */
@@ -55,7 +58,10 @@ export async function listSessionsPage(store: SessionStore, pricing: PricingCata
 async function sessionRow(store: SessionStore, pricing: PricingCatalogue, s: SessionSummary): Promise<SessionRow> {
   let facts: SessionRowFacts
   try {
-    facts = sessionRowFacts(s, (await store.read(s.id)).events, pricing)
+    const { events } = await store.read(s.id)
+    facts = sessionRowFacts(s, events, pricing)
+    const quarantine = quarantineOf(events)
+    if (quarantine !== undefined) return { ...cliRow(facts), quarantined: quarantine.reason }
   } catch (error) {
     facts = unreadableSessionRow(s, (error as Error).message)
   }
@@ -93,7 +99,7 @@ export function sessionsTable(rows: readonly SessionRow[], dim: (s: string) => s
   const lines = rows.map((r) => {
     const when = r.updatedAt.replace('T', ' ').slice(0, 19)
     const size = r.sizeBytes === undefined ? '' : r.sizeBytes < 10_240 ? `${r.sizeBytes} B` : `${Math.round(r.sizeBytes / 1024)} KB`
-    const title = r.problem !== undefined ? `(unreadable: ${r.problem})` : r.title === '' ? '(no prompt)' : r.title
+    const title = (r.problem !== undefined ? `(unreadable: ${r.problem})` : r.title === '' ? '(no prompt)' : r.title) + (r.quarantined !== undefined ? `  [quarantined: ${r.quarantined}]` : '')
     const cost = r.cost !== undefined ? formatCost(r.cost.total, r.cost.currency) : ''
     const child = isSubagentSession(r)
       ? dim(`↳ sub-agent of ${String(r.parentSession).slice(0, 8)} (${r.agentProfile ?? '?'}) `)
@@ -177,7 +183,7 @@ export function warnIgnoredConfig(config: EffectiveConfig): void {
 /** Registers `sessions`. */
 export function registerSessions(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('sessions').description('list stored sessions, newest first'))
-    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, forkedFrom?, parentCallId?, agentProfile?, problem?}')
+    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, forkedFrom?, parentCallId?, agentProfile?, problem?, quarantined?}')
     .option('--limit <n>', `show at most N sessions (default: ${DEFAULT_SESSIONS_LIMIT} on a terminal, all when piped)`, positiveInteger)
     .option('--all', 'show every session')
     .option('--search <text>', 'only sessions whose title or first prompt contains TEXT (case-insensitive), or whose id starts with it')

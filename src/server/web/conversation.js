@@ -111,7 +111,7 @@ function Turn({ turn, waiting, live, orphaned, openTools }) {
       <div class="chat-turn-head">
         <span class=${`dot ${tone(turn.status)}`}></span>
         <strong>Turn ${turn.turn}</strong>
-        ${turn.continues !== undefined ? html`<span class="muted">continues turn ${turn.continues}</span>` : ''}
+        ${turn.continues !== undefined ? html`<span class="muted continues">continues turn ${turn.continues} after a crash</span>` : ''}
         <span class="spacer"></span>
         <span class=${`reason ${tone(turn.status)}`}>${turn.status !== 'open' ? turn.status : orphaned ? 'open, not running' : 'running'}</span>
       </div>

@@ -103,7 +103,11 @@ export function SessionList({ navigate, onError }) {
                   <a href=${`#/s/${row.id}`}>${row.problem !== undefined ? `(unreadable: ${row.problem})` : row.title === '' ? '(no prompt yet)' : row.title}</a>
                   <div class="id">${row.id}${row.parentSession !== undefined ? ` · fork of ${row.parentSession.slice(0, 8)}` : ''}</div>
                 </td>
-                <td><span class=${`badge ${tone(row.status)}`}>${row.status}</span></td>
+                <td>
+                  <span class=${`badge ${tone(row.status)}`}>${row.status}</span>
+                  ${row.quarantine !== undefined ? html` <span class="badge bad quarantined" title=${row.quarantine.reason}>quarantined</span>` : ''}
+                  ${row.owner !== undefined ? html`<div class="id owner" title="the worker holding the lease">${row.owner}</div>` : ''}
+                </td>
                 <td><span class=${`reason ${tone(row.lastReason ?? '')}`}>${row.lastReason ?? '—'}</span></td>
                 <td class="num">${row.turns}${row.status === 'running' || row.status === 'awaiting-approval' ? html`<span class="muted running-turn" title="the turns that ended, and the one running now"> +1 running</span>` : ''}</td>
                 <td class="num">${count(row.usage?.input)}</td>

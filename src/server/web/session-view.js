@@ -202,10 +202,13 @@ export function SessionView({ id, view, onError }) {
           <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected && session.status !== 'stored' ? ' · live' : ''}</div>
           <${RerunOf} id=${id} header=${session.header} />
           ${session.activity !== undefined ? html`<div class=${`activity activity-${session.activity.kind}`} role="status">${session.activity.summary}</div>` : ''}
+          ${session.owner !== undefined ? html`<div class="id owner">run by worker ${session.owner}</div>` : ''}
+          ${session.quarantine !== undefined ? html`<${Quarantine} sessionId=${id} quarantine=${session.quarantine} onError=${onError} />` : ''}
         </div>
         <span class="spacer"></span>
         <div class="totals">
           <span class=${`badge ${tone(session.status)}`}>${session.status}</span>
+          ${session.quarantine !== undefined ? html`<span class="badge bad quarantined">quarantined</span>` : ''}
           <span class="turn-count"><strong>${count(timeline.turns)}</strong> turn${timeline.turns === 1 ? '' : 's'}</span>
           <span><strong>${count(timeline.requests)}</strong> request${timeline.requests === 1 ? '' : 's'}</span>
           <span title="input tokens (cache hits) · output tokens">${tokens(session.usage)}</span>
@@ -244,4 +247,24 @@ export function SessionView({ id, view, onError }) {
       </div>`}
     </section>
   `
+}
+
+// A quarantined session: why, and "resume anyway" (POST …/resume with force: a local session resumes here, a
+// fleet's is released for the next worker). The session's own refresh then shows it un-quarantined.
+function Quarantine({ sessionId, quarantine, onError }) {
+  const [busy, setBusy] = useState(false)
+  const resume = async () => {
+    setBusy(true)
+    try {
+      await post(`/api/sessions/${encodeURIComponent(sessionId)}/resume`, { force: true })
+    } catch (error) {
+      onError(error)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return html`<div class="quarantine" role="alert">
+    <strong>Quarantined:</strong> ${quarantine.reason}. No worker picks it up until someone resumes it.
+    <button class="resume-anyway" disabled=${busy} onClick=${resume}>Resume anyway</button>
+  </div>`
 }

@@ -136,7 +136,8 @@ export function Waterfall({ timeline, selected, onSelect, onOpen, waiting }) {
             const code = failureCode(row)
             const texts = figureTexts(row, end)
             const place = placeFigures(texts.map(textWidth), (left / 100) * trackWidth, (width / 100) * trackWidth, trackWidth)
-            const title = [row.detail, ...(row.failure !== undefined ? [`${row.failure.code}${row.failure.status !== undefined ? ` (HTTP ${row.failure.status})` : ''}: ${row.failure.message}`] : [])].join('\n')
+            const continued = row.continues !== undefined ? `continues turn ${row.continues} after a crash` : undefined
+            const title = [row.detail, ...(continued !== undefined ? [continued] : []), ...(row.failure !== undefined ? [`${row.failure.code}${row.failure.status !== undefined ? ` (HTTP ${row.failure.status})` : ''}: ${row.failure.message}`] : [])].join('\n')
             return html`
               <div
                 class=${`row depth-${row.depth} kind-${row.kind}${i === selected ? ' selected' : ''}`}
@@ -154,6 +155,7 @@ export function Waterfall({ timeline, selected, onSelect, onOpen, waiting }) {
                 <div class="row-label">
                   <span class=${`dot ${tone(status)}`}></span>
                   <span class="name">${row.label}</span>
+                  ${continued !== undefined ? html`<span class="continues-mark" title=${continued} aria-label=${continued}>↻ ${row.continues}</span>` : ''}
                   <span class=${`status ${tone(status)}`}>${status}${code !== undefined && status !== 'denied' ? html` <span class="code">${code}</span>` : ''}</span>
                 </div>
                 <div class="row-track">

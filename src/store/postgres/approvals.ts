@@ -32,6 +32,8 @@ export interface SessionState {
   readonly owned: boolean
   /** Approvals of the current owner wait for an answer. */
   readonly asking: boolean
+  /** Who holds the live lease (`sessions.owner`: the worker's `ownerId`, `host:pid:…`), or null when nobody does. */
+  readonly owner: string | null
 }
 
 // A row counts only while the epoch that asked still holds a live lease: rows of a dead or fenced asker are void.
@@ -100,12 +102,40 @@ export async function withdrawApproval(pool: pg.Pool, t: StoreTables, sessionId:
 
 /** States of the sessions some worker holds or that wait for one (every other session is idle and unowned). */
 export async function sessionStates(pool: pg.Pool, t: StoreTables, ids: readonly string[] | undefined): Promise<SessionState[]> {
-  const found = await pool.query<{ id: string; status: SessionState['status']; owned: boolean; asking: boolean }>(
-    `SELECT s.id, s.status, (s.owner IS NOT NULL AND s.lease_until > now()) AS owned,
+  const found = await pool.query<{ id: string; status: SessionState['status']; owned: boolean; asking: boolean; owner: string | null }>(
+    `SELECT s.id, s.status, s.owner, (s.owner IS NOT NULL AND s.lease_until > now()) AS owned,
        EXISTS (SELECT 1 FROM ${t.approvals} a WHERE a.session_id = s.id AND a.epoch = s.epoch AND a.answer IS NULL) AS asking
      FROM ${t.sessions} s
      WHERE ($1::text[] IS NULL OR s.id = ANY($1::text[])) AND (s.owner IS NOT NULL OR s.status <> 'idle')`,
     [ids === undefined ? null : [...ids]],
   )
-  return found.rows.map((r) => ({ id: r.id, status: r.status, owned: r.owned, asking: r.owned && r.asking }))
+  // An expired lease's owner is history (a dead or stalled worker), not who serves the session.
+  return found.rows.map((r) => ({ id: r.id, status: r.status, owned: r.owned, asking: r.owned && r.asking, owner: r.owned ? r.owner : null }))
+}
+
+/**
+ * Asks for a forced resume of a quarantined session that nobody owns: marks it `pending` (claimable) with
+ * `force_resume`, so the next worker resumes it with `force` (lifting the quarantine in its own fenced writer and
+ * continuing the work). False when the session is not quarantined or someone holds its lease.
+ */
+export async function requestForcedResume(pool: pg.Pool, t: StoreTables, sessionId: string): Promise<boolean> {
+  const done = await pool.query(
+    `WITH u AS (
+       UPDATE ${t.sessions} SET status = 'pending', force_resume = true
+       WHERE id = $1 AND status = 'quarantined' AND (owner IS NULL OR lease_until < now()) RETURNING id)
+     SELECT pg_notify($2, id) FROM u`,
+    [sessionId, t.inboxChannel],
+  )
+  return done.rows.length > 0
+}
+
+/** Whether a forced resume was asked for (`clear`: and takes the request back, once the forced resume is durable). */
+export async function forcedResume(pool: pg.Pool, t: StoreTables, sessionId: string, clear: boolean): Promise<boolean> {
+  const found = await pool.query(
+    clear
+      ? `UPDATE ${t.sessions} SET force_resume = false WHERE id = $1 AND force_resume RETURNING id`
+      : `SELECT id FROM ${t.sessions} WHERE id = $1 AND force_resume`,
+    [sessionId],
+  )
+  return found.rows.length > 0
 }

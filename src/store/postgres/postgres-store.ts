@@ -8,8 +8,8 @@ import { checkFlushDelay } from '../group-commit.js'
 import { headerRecord, parseHeaderRecord } from '../session-file.js'
 import { checkSeed, checkSessionId } from '../stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, StoredSession } from '../types.js'
-import { answerApproval, askApproval, pendingApprovals, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
-import { decodeInboxRow, encodeInboxInput, type InboxInput, type InboxRow } from './inbox-input.js'
+import { answerApproval, askApproval, forcedResume, pendingApprovals, requestForcedResume, sessionStates, takeApprovalAnswer, withdrawApproval, type ApprovalQuestion, type SessionState, type StoredApproval, type StoredVerdict } from './approvals.js'
+import { decodeInboxRow, insertInboxRow, type InboxInput, type InboxRow } from './inbox-input.js'
 import { NotificationHub } from './notifications.js'
 import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBackend } from './postgres-writer.js'
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
@@ -207,28 +207,23 @@ export class PostgresStore implements SessionStore {
   /**
    * Sends input to a session whoever owns it (or no one): one `inbox` row plus a NOTIFY that wakes the owner,
    * in one statement. The owner moves it into its log in order (an `agent/inbox/*` event) and deletes the row
-   * in the same transaction. Returns the row id. `SESSION_NOT_FOUND` for an unknown session.
+   * in the same transaction. Returns the row id. `SESSION_NOT_FOUND` for an unknown session. With a submission
+   * `key` (followup, steer) already waiting in the inbox or in the log, nothing is queued and it resolves
+   * `undefined`: a client's retry never sends a prompt twice (the owner's `followup(…, { key })` is the backstop).
    * @example
    * ```ts
    * await store.send(sessionId, { kind: 'followup', message: 'and now the tests' })
+   * await store.send(sessionId, { kind: 'followup', message: 'and now the tests', key: 'req-81f2' }) // once
    * await store.send(sessionId, { kind: 'cancel' })
    * ```
    */
-  async send(sessionId: string, input: InboxInput): Promise<string> {
+  async send(sessionId: string, input: InboxInput): Promise<string | undefined> {
     checkSessionId(sessionId)
-    const { kind, message } = encodeInboxInput(input)
     await this.#ready
-    try {
-      const sent = await this.#pool.query<{ id: string }>(
-        `WITH i AS (INSERT INTO ${this.tables.inbox} (session_id, kind, message) VALUES ($1, $2, $3) RETURNING id)
-         SELECT id::text AS id, pg_notify($4, $1) FROM i`,
-        [sessionId, kind, message, this.tables.inboxChannel],
-      )
-      return (sent.rows[0] as { id: string }).id
-    } catch (error) {
-      if ((error as { code?: string }).code === '23503') throw this.#notFound(sessionId)
-      throw error
-    }
+    const sent = await insertInboxRow(this.#pool, this.tables, sessionId, input).catch((e: unknown) => Promise.reject((e as { code?: string }).code === '23503' ? this.#notFound(sessionId) : e))
+    // Nothing inserted: a duplicate key, or (the insert's foreign key never ran) no such session.
+    if (sent === undefined && !(await this.has(sessionId))) throw this.#notFound(sessionId)
+    return sent
   }
 
   /**
@@ -236,9 +231,9 @@ export class PostgresStore implements SessionStore {
    */
   async pendingInput(sessionId: string): Promise<InboxRow[]> {
     await this.#ready
-    const found = await this.#pool.query<{ id: string; kind: string; message: string | null }>(
+    const found = await this.#pool.query<{ id: string; kind: string; message: string | null; key: string | null }>(
       // Ordered by the bigint, not by its text (which is what `ORDER BY id` would pick: "10" < "9").
-      `SELECT i.id::text AS id, i.kind, i.message FROM ${this.tables.inbox} i WHERE i.session_id = $1 ORDER BY i.id`,
+      `SELECT i.id::text AS id, i.kind, i.message, i.key FROM ${this.tables.inbox} i WHERE i.session_id = $1 ORDER BY i.id`,
       [sessionId],
     )
     return found.rows.map(decodeInboxRow)
@@ -335,13 +330,19 @@ export class PostgresStore implements SessionStore {
     return this.#hub.subscribe(this.tables.approvalsChannel, listener)
   }
 
-  /**
-   * How sessions look from outside: the listed ones (all when `ids` is undefined) that a live lease holds or
-   * that are not idle; every session missing from the answer is idle and unowned.
-   */
+  /** Sessions (all when `ids` is undefined) a live lease holds or that are not idle; the rest are idle, unowned. */
   async sessionStates(ids?: readonly string[]): Promise<SessionState[]> {
     await this.#ready
     return sessionStates(this.#pool, this.tables, ids)
+  }
+
+  /**
+   * "Resume anyway" on a fleet: `request` hands a quarantined, unowned session to the next worker to resume with
+   * `force` (false when it is not one); `check` tells a worker it was asked; `clear` takes the request back.
+   */
+  async forcedResume(id: string, step: 'request' | 'check' | 'clear'): Promise<boolean> {
+    await this.#ready
+    return step === 'request' ? requestForcedResume(this.#pool, this.tables, id) : forcedResume(this.#pool, this.tables, id, step === 'clear')
   }
 
   /** Calls `listener` whenever one of this store's writers is fenced off. Returns the unsubscriber. */

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { HarnessError } from '../../errors/harness-error.js'
 
 /** The schema version this build writes and reads; older databases are migrated up to it on open. */
-export const POSTGRES_SCHEMA_VERSION = 5
+export const POSTGRES_SCHEMA_VERSION = 6
 
 /** What a PostgreSQL schema name may be: a plain lower-case identifier, so it can be quoted into SQL safely. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/
@@ -132,10 +132,19 @@ function migrations(t: StoreTables): readonly string[] {
     // 5: file checkpoints. Content-addressed and shared by every session (a fork's rewind reads its parent's),
     // so no session key and nothing deleted with a session.
     `
-    CREATE TABLE ${t.checkpointBlobs} (
+    CREATE TABLE IF NOT EXISTS ${t.checkpointBlobs} (
       hash        text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
       data        bytea NOT NULL
     );
+    `,
+    // 6: the submission key an input was sent with (`store.send(id, { …, key })`): unique per session while the
+    // row waits, so a client that retries after a timeout cannot queue the same prompt twice. IF NOT EXISTS: the
+    // migration tests rebuild older versions by hand and run every later step again.
+    `
+    ALTER TABLE ${t.inbox} ADD COLUMN IF NOT EXISTS key text;
+    CREATE UNIQUE INDEX IF NOT EXISTS inbox_by_key ON ${t.inbox} (session_id, key) WHERE key IS NOT NULL;
+    -- "Resume anyway" from someone who does not own the session (serve): the next worker resumes it with force.
+    ALTER TABLE ${t.sessions} ADD COLUMN IF NOT EXISTS force_resume boolean NOT NULL DEFAULT false;
     `,
   ]
 }

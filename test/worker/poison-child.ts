@@ -1,0 +1,61 @@
+/**
+ * One worker process of the fleet poison test:
+ *
+ *   poison-child <database-url> <schema> <tag> <lease-ms> <quarantine-after> <concurrency>
+ *
+ * Runs `runWorker` with a scripted model: in a session whose conversation mentions "poison" it calls the
+ * `crash` tool, whose body SIGKILLs this process (a segfault, an OOM kill) — in the first turn and in every
+ * continuation of it, so the same work kills its worker every time; everywhere else it calls `note` and then
+ * answers. Every worker event is printed as one JSON line on stdout.
+ */
+import { z } from 'zod'
+import { defineTool, scriptedAdapter } from '../../src/index.js'
+import type { GenerateOptions } from '../../src/llm/types.js'
+import { PostgresStore, runWorker } from '../../src/postgres.js'
+
+const [url, schema, tag, leaseText, quarantineText, concurrencyText] = process.argv.slice(2) as [string, string, string, string, string, string]
+
+function say(value: object): void {
+  process.stdout.write(JSON.stringify(value) + '\n')
+}
+
+const crash = defineTool({
+  name: 'crash',
+  description: 'Kills the process running it',
+  parameters: z.object({}),
+  execute: () => {
+    say({ type: 'crashing', tag })
+    process.kill(process.pid, 'SIGKILL')
+    return new Promise<string>(() => {})
+  },
+})
+const note = defineTool({ name: 'note', description: 'Takes a note', parameters: z.object({ text: z.string() }), execute: ({ text }) => `noted ${text}` })
+
+function script(request: GenerateOptions) {
+  const said = JSON.stringify(request.messages)
+  if (said.includes('poison')) return { text: 'Trying.', toolCalls: [{ name: 'crash', arguments: {} }] }
+  const last = request.messages[request.messages.length - 1]
+  if (last?.content[last.content.length - 1]?.type === 'tool-result') return { text: ['Noted', ' it.'], delayMs: 5 }
+  return { text: 'Let me note that.', toolCalls: [{ name: 'note', arguments: { text: 'work' } }], delayMs: 5 }
+}
+
+const store = new PostgresStore({ connectionString: url, schema, leaseMs: Number(leaseText), ownerId: `${tag}:${process.pid}` })
+const stop = new AbortController()
+process.once('SIGTERM', () => stop.abort())
+say({ type: 'ready', tag, pid: process.pid })
+await runWorker({
+  store,
+  adapters: [scriptedAdapter({ recordRequests: false, script })],
+  tools: [crash, note],
+  provider: 'scripted',
+  model: 'scripted',
+  concurrency: Number(concurrencyText),
+  idleGraceMs: 300,
+  pollMs: 100,
+  shutdownGraceMs: 2000,
+  quarantineAfter: Number(quarantineText),
+  signal: stop.signal,
+  onEvent: (event) => say(event),
+  onListenerError: () => {},
+})
+await store.close()

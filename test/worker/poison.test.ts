@@ -1,0 +1,143 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { expect, it } from 'vitest'
+import { Session, verifySessionLog, type SessionEvent } from '../../src/index.js'
+import { PostgresStore } from '../../src/postgres.js'
+import { createLedgerServer, PostgresSessionPort } from '../../src/server/index.js'
+import { checkEveryPromptAnswered } from '../support/answered-prompts.js'
+import { bundleTestChild } from '../support/child-process-kit.js'
+import { createScratchDatabase } from '../store/postgres-scratch.js'
+import { TOKEN } from '../server/serve-fixture.js'
+
+// A poison session on a worker fleet: its tool SIGKILLs whichever worker runs it, in its first turn and in
+// every continuation. After `quarantineAfter` interruptions in a row the next worker to claim it quarantines
+// it instead of dying; no worker claims it again, while the fleet's other sessions complete every prompt.
+// Workers serve one session at a time here: a session that shared a dying worker with the poison K times in a
+// row would count as interrupted K times too (the count does not know whose work killed the process). The API lists it quarantined with the
+// reason, and "resume anyway" through the API hands it back to the fleet, whose workers count afresh.
+
+const SCHEMA = 'poison'
+const K = 2
+const here = dirname(fileURLToPath(import.meta.url))
+
+interface Worker {
+  readonly tag: string
+  readonly child: ChildProcess
+  readonly events: Record<string, unknown>[]
+  readonly ready: Promise<void>
+}
+
+it('POISON-FLEET: a session whose tool kills its worker every time ends quarantined after K tries; the other sessions complete; the API shows it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'll-poison-'))
+  const db = await createScratchDatabase('ll_poison')
+  const store = new PostgresStore({ connectionString: db.url, schema: SCHEMA })
+  const workers: Worker[] = []
+  let stopping = false
+  try {
+    const childFile = await bundleTestChild(join(here, 'poison-child.ts'), dir, ['pg-native'])
+    const spawnWorker = (): Worker => {
+      const tag = `w${workers.length}`
+      const child = spawn(process.execPath, [childFile, db.url, SCHEMA, tag, '1000', String(K), '1'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const events: Record<string, unknown>[] = []
+      let ready!: () => void
+      const worker: Worker = { tag, child, events, ready: new Promise<void>((r) => (ready = r)) }
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        const event = JSON.parse(line) as Record<string, unknown>
+        events.push(event)
+        if (event.type === 'ready') ready()
+      })
+      // A worker the poison killed is replaced, as a supervisor (systemd, Kubernetes) would.
+      child.once('exit', () => {
+        if (!stopping) spawnWorker()
+      })
+      workers.push(worker)
+      return worker
+    }
+    await store.ready()
+    const normal = ['n1', 'n2', 'n3', 'n4', 'n5']
+    for (const id of ['poison', ...normal]) await store.createDetached(new Session({ id }).header)
+    spawnWorker()
+    spawnWorker()
+    await Promise.all(workers.map((w) => w.ready))
+    await store.send('poison', { kind: 'followup', message: 'swallow the poison' })
+    for (let round = 1; round <= 2; round++) for (const id of normal) await store.send(id, { kind: 'followup', message: `${id} prompt ${round}` })
+
+    const deadline = Date.now() + 60_000
+    const settled = async (): Promise<boolean> => {
+      const states = await store.sessionStates()
+      if (states.find((s) => s.id === 'poison')?.status !== 'quarantined') return false
+      for (const id of normal) {
+        const ends = (await store.read(id)).events.filter((e) => e.type === 'turn/end' && (e.data as { reason: { kind: string } }).reason.kind === 'completed')
+        if (ends.length < 2) return false
+      }
+      return true
+    }
+    while (!(await settled())) {
+      if (Date.now() > deadline) throw new Error(`not settled in time; worker events:\n${workers.flatMap((w) => w.events.map((e) => `${w.tag} ${JSON.stringify(e)}`)).join('\n')}`)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+
+    // The poison killed K workers (its first turn and K-1 continuations), then one quarantined it instead.
+    const crashes = workers.flatMap((w) => w.events.filter((e) => e.type === 'crashing'))
+    expect(crashes).toHaveLength(K)
+    expect(workers.flatMap((w) => w.events.filter((e) => e.type === 'quarantined' && e.sessionId === 'poison'))).toHaveLength(1)
+    const poison = (await store.read('poison')).events
+    expect(verifySessionLog(poison).problems).toEqual([])
+    const marks = poison.filter((e) => e.type === 'session/quarantined')
+    expect(marks).toHaveLength(1)
+    expect((marks[0]?.data as { reason: string }).reason).toMatch(new RegExp(`interrupted ${K} times in a row`))
+    expect(poison.filter((e) => e.type === 'turn/start' && (e.data as { continues?: number }).continues !== undefined)).toHaveLength(K - 1)
+
+    // Nothing else of the fleet was disturbed: every prompt answered once by a completed turn, every log valid.
+    for (const id of normal) {
+      const events: SessionEvent[] = (await store.read(id)).events
+      expect(verifySessionLog(events).problems, id).toEqual([])
+      expect(checkEveryPromptAnswered(events, (why) => expect.fail(`${id}: ${why}`)).prompts, id).toBe(2)
+    }
+
+    // A quarantined session stays unclaimed: many polls later nobody owns it and no worker died.
+    const before = workers.length
+    await new Promise((r) => setTimeout(r, 1500))
+    expect(workers.length).toBe(before)
+    expect((await store.sessionStates(['poison']))[0]).toMatchObject({ status: 'quarantined', owned: false, owner: null })
+
+    // The page's API lists it quarantined, with the reason.
+    const port = new PostgresSessionPort({ store })
+    const server = await createLedgerServer({ store, sessions: { input: port, feed: port, close: () => port.close() }, token: TOKEN, port: 0 })
+    const base = await server.listen()
+    try {
+      const list = (await (await fetch(`${base}/api/sessions`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { sessions: { id: string; quarantine?: { reason: string } }[] }
+      expect(list.sessions.find((s) => s.id === 'poison')?.quarantine?.reason).toMatch(/interrupted 2 times in a row/)
+      expect(list.sessions.filter((s) => s.quarantine !== undefined).map((s) => s.id)).toEqual(['poison'])
+      // "Resume anyway": lifted through a fenced append, released pending; a worker claims it and the poison
+      // kills K workers again before the next quarantine (interruptions count afresh after a lift).
+      const resume = (body: unknown) => fetch(`${base}/api/sessions/poison/resume`, { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } })
+      expect((await resume({})).status).toBe(409)
+      const lifted = await resume({ force: true })
+      expect([lifted.status, await lifted.json()]).toEqual([200, { lifted: true }])
+      const again = Date.now() + 60_000
+      while (workers.flatMap((w) => w.events.filter((e) => e.type === 'quarantined' && e.sessionId === 'poison')).length < 2) {
+        if (Date.now() > again) throw new Error('the resumed poison session was not quarantined again in time')
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      expect(workers.flatMap((w) => w.events.filter((e) => e.type === 'crashing'))).toHaveLength(2 * K)
+      const after = (await store.read('poison')).events
+      expect(verifySessionLog(after).problems).toEqual([])
+      expect(after.filter((e) => e.type === 'session/quarantine-lifted')).toHaveLength(1)
+      expect(after.filter((e) => e.type === 'session/quarantined')).toHaveLength(2)
+    } finally {
+      await server.close()
+    }
+  } finally {
+    stopping = true
+    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM')
+    await Promise.all(workers.map((w) => (w.child.exitCode !== null || w.child.signalCode !== null ? undefined : new Promise((r) => w.child.once('exit', r)))))
+    await store.close()
+    await db.drop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}, 120_000)
