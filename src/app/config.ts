@@ -62,6 +62,11 @@ export interface EffectiveConfig {
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs?: number; readonly maxDelayMs: number }
   /** Longest silence of a model stream (SSE comments count as activity) before the attempt fails `TIMEOUT`. */
   readonly idleTimeoutMs: number
+  /**
+   * Longest wait for a server's response (HTTP status and headers) before the attempt fails `TIMEOUT`: a dead
+   * endpoint fails on this, a slow model streaming behind a live one never does.
+   */
+  readonly responseTimeoutMs: number
   /** Where sessions live: a JSONL folder, `sqlite:PATH` or `postgres://…` (see store-spec.ts). */
   readonly store: string
   /** Reasoning effort sent with every request (`off`, `low`, `high`, `max`, …); undefined = the model's default. */
@@ -82,7 +87,7 @@ export interface EffectiveConfig {
   readonly mcpServers: Readonly<Record<string, McpServerEntry>>
   readonly sources: Readonly<
     Record<
-      'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens' | 'idleTimeoutMs' | 'retry' | 'store' | 'reasoningEffort' | 'maxOutputTokens' | 'system',
+      'provider' | 'model' | 'baseURL' | 'root' | 'shell' | 'maxSteps' | 'maxTokens' | 'idleTimeoutMs' | 'responseTimeoutMs' | 'retry' | 'store' | 'reasoningEffort' | 'maxOutputTokens' | 'system',
       SettingSource
     >
   >
@@ -100,6 +105,8 @@ export interface ConfigFlags {
   readonly store?: string
   /** Seconds. */
   readonly idleTimeout?: number
+  /** `--response-timeout SECONDS`. */
+  readonly responseTimeout?: number
   /** Retries after the first attempt. */
   readonly retries?: number
   readonly reasoningEffort?: string
@@ -122,6 +129,16 @@ export const DEFAULT_MAX_STEPS = 50
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 90_000
 
+/**
+ * Wait for a server's response before an attempt counts as failed. Providers answer with their headers at once
+ * and keep a queued request alive with comments, so ten seconds of no answer at all means a dead endpoint: with
+ * the default retries it fails in well under a minute (see {@link deadEndpointMs}).
+ */
+export const DEFAULT_RESPONSE_TIMEOUT_MS = 10_000
+
+/** First retry wait when the config file sets none (the retry plugin's default; each later wait doubles). */
+const DEFAULT_BASE_RETRY_DELAY_MS = 500
+
 /** Attempts per request (the first and 3 retries): with the 10 s delay cap the waits add up to at most 30 s. */
 export const DEFAULT_MAX_ATTEMPTS = 4
 
@@ -134,6 +151,18 @@ export const DEFAULT_MAX_RETRY_DELAY_MS = 10_000
  */
 export function worstCaseRequestMs(config: Pick<EffectiveConfig, 'idleTimeoutMs' | 'retry'>): number {
   return config.retry.maxAttempts * config.idleTimeoutMs + (config.retry.maxAttempts - 1) * config.retry.maxDelayMs
+}
+
+/**
+ * The longest a request takes to fail against an endpoint that accepts the connection and never answers: every
+ * attempt runs into the response timeout, and the retry waits double from the base delay up to the cap (jitter
+ * only shortens them).
+ */
+export function deadEndpointMs(config: Pick<EffectiveConfig, 'idleTimeoutMs' | 'responseTimeoutMs' | 'retry'>): number {
+  const base = config.retry.baseDelayMs ?? DEFAULT_BASE_RETRY_DELAY_MS
+  let waits = 0
+  for (let retry = 0; retry < config.retry.maxAttempts - 1; retry++) waits += Math.min(config.retry.maxDelayMs, base * 2 ** retry)
+  return config.retry.maxAttempts * Math.min(config.responseTimeoutMs, config.idleTimeoutMs) + waits
 }
 
 const BUILTIN_PROVIDERS: Readonly<Record<string, ProviderSpec>> = Object.freeze({
@@ -203,6 +232,7 @@ const configFileSchema = z.strictObject({
     })
     .optional(),
   idleTimeoutMs: z.number().int().positive().optional(),
+  responseTimeoutMs: z.number().int().positive().optional(),
   store: z.string().min(1).optional(),
   reasoningEffort: z.string().min(1).optional(),
   maxOutputTokens: z.number().int().positive().optional(),
@@ -241,15 +271,69 @@ export function readConfigFile(path: string): ConfigFile {
   }
   const parsed = configFileSchema.safeParse(value)
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const keys = issue.code === 'unrecognized_keys' ? issue.keys : []
-      const path = [...issue.path.map(String), ...(keys.length === 1 ? keys : [])].join('.')
-      const what = issue.code === 'unrecognized_keys' ? `unknown field${keys.length > 1 ? `s ${keys.join(', ')}` : ''}` : issue.message
-      return `  field "${path === '' ? '(top level)' : path}": ${what}`
-    })
+    const line = (path: readonly PropertyKey[], what: string): string => `  field "${path.length === 0 ? '(top level)' : path.map(String).join('.')}": ${what}`
+    // One line per unknown field, each with its nearest known name when it looks like a typo of one.
+    const lines = parsed.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys' ? issue.keys.map((key) => line([...issue.path, key], `unknown field${suggestKey(key, knownKeysAt(issue.path))}`)) : [line(issue.path, issue.message)],
+    )
     throw new UsageError(`invalid config file ${path}:\n${lines.join('\n')}`)
   }
   return parsed.data
+}
+
+/** The field names the config file's schema allows at `path` (empty where it allows any, as in `providers`). */
+function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  let schema: z.ZodType = configFileSchema
+  for (const step of path) {
+    schema = unwrapOptional(schema)
+    if (schema instanceof z.ZodObject) schema = (schema.shape as Record<string, z.ZodType>)[String(step)] ?? z.never()
+    else if (schema instanceof z.ZodRecord) schema = schema.valueType as z.ZodType
+    else if (schema instanceof z.ZodArray) schema = schema.element as z.ZodType
+    else return []
+  }
+  schema = unwrapOptional(schema)
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : []
+}
+
+function unwrapOptional(schema: z.ZodType): z.ZodType {
+  return schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema
+}
+
+/** ` (did you mean "model"?)` for a key that is a typo of a known one, as commander does for flags. */
+function suggestKey(key: string, known: readonly string[]): string {
+  const best = closestKey(key, known)
+  return best !== undefined ? ` (did you mean "${best}"?)` : ''
+}
+
+/** The known key nearest to `key` by edit distance (a swap counts once), when it is near enough to be a typo. */
+function closestKey(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Infinity
+  for (const candidate of known) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase())
+    if (distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  // Within a third of the name (at least one edit): `modle` → `model`, but `colour` suggests nothing.
+  return best !== undefined && bestDistance <= Math.max(1, Math.floor(key.length / 3)) ? best : undefined
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = rows[i] as number[]
+      const above = rows[i - 1] as number[]
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let value = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, ((rows[i - 2] as number[])[j - 2] as number) + 1)
+      row[j] = value
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number
 }
 
 /** How {@link resolveConfig} treats a broken config file. */
@@ -328,6 +412,13 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     file.idleTimeoutMs,
     DEFAULT_IDLE_TIMEOUT_MS,
   )
+  const envResponse = envSeconds('LEDGERLOOP_RESPONSE_TIMEOUT')
+  const [responseTimeoutMs, responseSource] = pick(
+    flags.responseTimeout !== undefined ? Math.round(flags.responseTimeout * 1000) : undefined,
+    envResponse !== undefined ? Math.round(envResponse * 1000) : undefined,
+    file.responseTimeoutMs,
+    DEFAULT_RESPONSE_TIMEOUT_MS,
+  )
   const envRetries = envCount('LEDGERLOOP_RETRIES')
   const [maxAttempts, retrySource] = pick(
     flags.retries !== undefined ? flags.retries + 1 : undefined,
@@ -377,6 +468,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       maxDelayMs: file.retry?.maxDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS,
     },
     idleTimeoutMs,
+    responseTimeoutMs,
     store: storeSource === 'flag' || storeSource === 'env' ? store : storeSource === 'config' && !/^[a-z]+:/.test(store) ? resolve(home, store) : store,
     reasoningEffort,
     maxOutputTokens,
@@ -395,6 +487,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       maxSteps: stepsSource,
       maxTokens: file.maxTokens !== undefined ? 'config' : 'default',
       idleTimeoutMs: idleSource,
+      responseTimeoutMs: responseSource,
       retry: retrySource,
       store: storeSource,
       reasoningEffort: effortSource,

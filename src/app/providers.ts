@@ -55,6 +55,8 @@ export function requireApiKey(name: string, spec: ProviderSpec, env: NodeJS.Proc
 export interface TransportSettings {
   /** Idle-stream watchdog. */
   readonly idleTimeoutMs?: number
+  /** How long to wait for the server's response (status and headers) before giving up on the attempt. */
+  readonly responseTimeoutMs?: number
   /** Extra HTTP headers. */
   readonly headers?: Readonly<Record<string, string>>
 }
@@ -73,6 +75,7 @@ export function providerAdapter(
     ...(key !== undefined ? { apiKey: key } : {}),
     ...(spec.models !== undefined ? { models: spec.models } : {}),
     ...(transport.idleTimeoutMs !== undefined ? { idleTimeoutMs: transport.idleTimeoutMs } : {}),
+    ...(transport.responseTimeoutMs !== undefined ? { responseTimeoutMs: transport.responseTimeoutMs } : {}),
     ...(transport.headers !== undefined && Object.keys(transport.headers).length > 0 ? { headers: transport.headers } : {}),
   }
   switch (spec.type) {
@@ -204,6 +207,6 @@ export function realRoute(config: EffectiveConfig, flags: Omit<RouteFlags, 'scri
   if (model === undefined) throw new UsageError(`no model for provider '${provider}': pass --model NAME (or set "model" in ${config.configFile})`)
   const flagOrEnvBase = config.sources.baseURL === 'flag' || config.sources.baseURL === 'env' ? config.baseURL : undefined
   const baseURL = flagOrEnvBase ?? (previous?.provider === provider ? previous.baseURL : undefined) ?? (provider === config.provider ? config.baseURL : undefined)
-  const adapter = providerAdapter(provider, spec, baseURL, env, { idleTimeoutMs: config.idleTimeoutMs, headers: config.headers })
+  const adapter = providerAdapter(provider, spec, baseURL, env, { idleTimeoutMs: config.idleTimeoutMs, responseTimeoutMs: config.responseTimeoutMs, headers: config.headers })
   return { provider, model, adapter, ...(baseURL !== undefined ? { baseURL } : {}) }
 }

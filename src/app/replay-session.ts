@@ -18,7 +18,8 @@ import type { CancelCause, SessionEvent } from '../session/events.js'
 import { foldRequestHeader, requestProposal } from '../session/request-header.js'
 import { MemoryStore } from '../store/memory-store.js'
 import { CompactionReenactor } from '../views/replay-compaction.js'
-import { compareRequest, lastTurnReason, recordedResults, recordedSteps, recordedTurns, stepHeaders, stepKey, type RecordedTurn } from '../views/replay-recording.js'
+import { Session } from '../session/session.js'
+import { compareRequest, followedFromLog, lastTurnReason, recordedResults, recordedSteps, recordedTurns, stepHeaders, stepKey, type RecordedTurn } from '../views/replay-recording.js'
 
 /** What a replay found. */
 export interface ReplayReport {
@@ -26,6 +27,11 @@ export interface ReplayReport {
   readonly compared: number
   /** Each difference or gap, naming the turn, step and original seq. */
   readonly problems: string[]
+  /**
+   * Turns taken from the log instead of replayed: closed by crash repair, or continuation turns. The replay
+   * goes on after each from the recorded history, so the turns after it are still compared.
+   */
+  readonly followed: number[]
 }
 
 /** Model facts per provider route, so a replay materialises the same adapter defaults as the original run. */
@@ -52,7 +58,8 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
   const headers = stepHeaders(events)
   const compactions = new CompactionReenactor(events)
   const firstHeader = foldRequestHeader(events.slice(0, events.findIndex((e) => e.type === 'request/header') + 1))
-  if (firstHeader === undefined || turns.length === 0) return { compared: 0, problems: ['the session has no request to replay'] }
+  if (firstHeader === undefined || turns.length === 0) return { compared: 0, problems: ['the session has no request to replay'], followed: [] }
+  const followed = turns.filter(followedFromLog).map((t) => t.turn)
 
   const fresh = new Map<string, GenerateOptions>()
   let agent: Agent | undefined
@@ -109,7 +116,8 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
     // Never runs anything: the recorded result replaces whatever comes out (post-execute below).
     execute: () => '',
   }))
-  const harness = createHarness({ store: new MemoryStore(), adapters, tools, onListenerError: (error) => problems.push(`replay listener failed: ${String(error)}`) })
+  const store = new MemoryStore()
+  const harness = createHarness({ store, adapters, tools, onListenerError: (error) => problems.push(`replay listener failed: ${String(error)}`) })
   let system: string | undefined
   // The recorded system text goes in through a variable: variable values are not interpolated again.
   harness.prompt.variable('recorded_system', () => system)
@@ -136,7 +144,10 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
   )
   harness.hooks.on('agent/request', async (payload, next) => {
     const recorded = headers.get(stepKey(payload.turn, payload.step))
-    return recorded !== undefined ? requestProposal(recorded) : next()
+    // The proposal leaves a structured-output mode out (a run sets it per turn): the recorded one is put back.
+    if (recorded === undefined) return next()
+    const output = recorded.config.output
+    return output !== undefined ? { ...requestProposal(recorded), output } : requestProposal(recorded)
   })
   harness.hooks.on('tools/post-execute', async ({ call }) => {
     const recorded = results.get(call.callId)
@@ -147,12 +158,23 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
     return recorded
   })
 
+  const resumeFromLog = async (prefix: readonly SessionEvent[]): Promise<Agent> => {
+    const seeded = new Session({ seed: prefix })
+    await (await store.create(seeded.header, seeded.events)).close()
+    const header = foldRequestHeader(prefix) ?? firstHeader
+    // Repair only: a continuation the original ran is in the log, and is followed from there like the rest.
+    return harness.resumeAgent(seeded.id, { provider: header.config.provider, model: header.config.model, interrupted: 'close' })
+  }
+
   try {
     agent = await harness.createAgent({ provider: firstHeader.config.provider, model: firstHeader.config.model })
     for (const turn of turns) {
-      if (turn.reason?.kind === 'interrupted') {
-        problems.push(`turn ${turn.turn} was closed by crash repair; the replay stops there`)
-        break
+      if (followedFromLog(turn)) {
+        // No fresh loop writes this turn: carry on from the recorded history through its end, as the original
+        // process did when it resumed the session.
+        await agent.dispose()
+        agent = await resumeFromLog(events.slice(0, turn.endSeq + 1))
+        continue
       }
       if (turn.steered) problems.push(`turn ${turn.turn} received input between steps, which replay does not feed; later requests may differ`)
       for (const message of turn.input) agent.followup(message)
@@ -170,6 +192,7 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
   for (const [k, original] of steps) {
     const request = fresh.get(k)
     const [turn, step] = k.split('/')
+    if (followed.includes(Number(turn))) continue
     const at = `turn ${turn} step ${step} (original request at seq ${original.firstSeq})`
     if (request === undefined) {
       problems.push(`${at}: the fresh loop never sent this request`)
@@ -179,7 +202,7 @@ export async function replaySession(events: readonly SessionEvent[], modelFacts:
     const difference = compareRequest(original.request, request)
     if (difference !== undefined) problems.push(`${at}: ${difference}`)
   }
-  return { compared, problems }
+  return { compared, problems, followed }
 }
 
 function abortOf(signal: AbortSignal | undefined): Promise<never> {

@@ -3,13 +3,18 @@ import { createInterface } from 'node:readline'
 import { HarnessError } from '../errors/harness-error.js'
 import { createUserMessage } from '../llm/messages.js'
 import type { UserMessage } from '../llm/types.js'
-import type { SessionEvent, TurnEndReason } from '../session/events.js'
+import type { TurnEndReason } from '../session/events.js'
 import { Session } from '../session/session.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import { CliError, EXIT } from './cli-error.js'
 import { isPostgresStoreUrl, loadPostgresStoreModule } from '../app/store-spec.js'
 import { UsageError } from '../app/usage-error.js'
 import { describeReason } from '../views/turn-outcome.js'
+import { resolveConfig } from '../app/config.js'
+import { cliPricing, costFigure } from './cli-harness.js'
+import { terminalMarkdown } from './markdown.js'
+import { TranscriptRenderer } from './render.js'
+import { styleFor } from './style.js'
 import { exitCodeFor } from './turn-exit.js'
 
 /** What `run|chat --attach` needs from the command line. */
@@ -18,6 +23,7 @@ export interface AttachFlags {
   readonly session?: string
   readonly root?: string
   readonly json?: boolean
+  readonly raw?: boolean
 }
 
 /**
@@ -34,7 +40,7 @@ export async function attachRun(prompt: string, flags: AttachFlags): Promise<num
     const message = createUserMessage(prompt)
     process.stderr.write(`session ${id} (attached: a worker runs it)\n`)
     await store.send(id, { kind: 'followup', message })
-    return await followTurn(store, id, after, message, flags.json === true)
+    return await followTurn(store, id, after, message, flags)
   } finally {
     await store.close()
   }
@@ -53,7 +59,7 @@ export async function attachChat(flags: AttachFlags): Promise<number> {
       const after = (await store.read(id)).events.length - 1
       const message = createUserMessage(line)
       await store.send(id, { kind: 'followup', message })
-      code = await followTurn(store, id, after, message, flags.json === true)
+      code = await followTurn(store, id, after, message, flags)
     }
     return code
   } finally {
@@ -86,9 +92,13 @@ async function attachedSession(store: PostgresStore, flags: AttachFlags): Promis
  * Prints the session's events after `after` until the turn that took `message` ends; returns its exit code.
  * The first Ctrl-C sends a cancel through the inbox; the second stops following at once.
  */
-async function followTurn(store: PostgresStore, id: string, after: number, message: UserMessage, json: boolean): Promise<number> {
+async function followTurn(store: PostgresStore, id: string, after: number, message: UserMessage, flags: AttachFlags): Promise<number> {
+  const json = flags.json === true
   const stop = new AbortController()
   let cancelled = false
+  // The same transcript as a local run (reasoning, tool lines, the footer with tokens and cost), worded for a
+  // turn someone else may cancel: only a cancel sent from here is "cancelled by you".
+  const renderer = json ? undefined : attachedRenderer(flags, () => cancelled)
   const onInterrupt = (): void => {
     if (cancelled) return stop.abort()
     cancelled = true
@@ -100,8 +110,8 @@ async function followTurn(store: PostgresStore, id: string, after: number, messa
   let turn: number | undefined
   try {
     for await (const event of store.follow(id, { after, signal: stop.signal })) {
-      if (json) process.stdout.write(JSON.stringify(event) + '\n')
-      else render(event)
+      if (renderer === undefined) process.stdout.write(JSON.stringify(event) + '\n')
+      else renderer.handle(event)
       const data = event.data as { turn?: number; id?: string; reason?: TurnEndReason; outcome?: string }
       if (event.type === 'turn/start') turn = data.turn
       if (event.type === 'user/message' && data.id === message.id) ourTurn = turn
@@ -109,34 +119,33 @@ async function followTurn(store: PostgresStore, id: string, after: number, messa
       if (event.type === 'agent/inbox/spliced' && cancelled && ourTurn === undefined && data.outcome === 'canceled') return EXIT.interrupted
       if (event.type === 'turn/end' && ourTurn !== undefined && data.turn === ourTurn) {
         const reason = data.reason as TurnEndReason
-        if (!json && reason.kind !== 'completed') process.stderr.write(`turn ended: ${describeReason(reason)}\n`)
-        return exitCodeFor(reason)
+        const elsewhere = cancelledElsewhere(reason, cancelled)
+        if (!json && reason.kind !== 'completed') process.stderr.write(`turn ended: ${elsewhere ? CANCELLED_ELSEWHERE : describeReason(reason)}\n`)
+        // 130 means "you pressed Ctrl-C"; a cancel from another client or the page is a turn that did not finish.
+        return elsewhere ? EXIT.failed : exitCodeFor(reason)
       }
     }
     return EXIT.interrupted
   } finally {
+    renderer?.dispose()
     process.off('SIGINT', onInterrupt)
   }
 }
 
-function render(event: SessionEvent): void {
-  const data = event.data as Record<string, unknown>
-  switch (event.type) {
-    case 'assistant/chunk': {
-      const chunk = data.chunk as { type: string; text?: string }
-      if (chunk.type === 'text-delta') process.stdout.write(chunk.text ?? '')
-      return
-    }
-    case 'assistant/message':
-      process.stdout.write('\n')
-      return
-    case 'tool/call':
-      process.stdout.write(`[tool] ${String(data.name)} ${JSON.stringify(data.arguments)}\n`)
-      return
-    case 'tool/result': {
-      const error = data.error as { code?: string } | undefined
-      if (error !== undefined) process.stdout.write(`[tool error] ${String(error.code)}\n`)
-      return
-    }
-  }
+const CANCELLED_ELSEWHERE = 'aborted (cancelled through the session inbox by another client, not from here)'
+
+/** A user cancel this process did not send: another attached client or the page sent it. */
+function cancelledElsewhere(reason: TurnEndReason, cancelledHere: boolean): boolean {
+  return reason.kind === 'aborted' && reason.reason.kind === 'user' && !cancelledHere
+}
+
+function attachedRenderer(flags: AttachFlags, cancelledHere: () => boolean): TranscriptRenderer {
+  // Prices only: a broken config file must not stop anyone from following a session.
+  const pricing = cliPricing(resolveConfig(flags.store !== undefined ? { store: flags.store } : {}, process.env, process.cwd(), { lenient: true }))
+  const style = styleFor(process.stdout)
+  return new TranscriptRenderer(process.stdout, style, {
+    turnCost: (events) => costFigure(events, pricing),
+    ...(style.color && flags.raw !== true ? { markdown: terminalMarkdown() } : {}),
+    describeReason: (reason) => (cancelledElsewhere(reason, cancelledHere()) ? CANCELLED_ELSEWHERE : describeReason(reason)),
+  })
 }

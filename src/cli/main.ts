@@ -12,6 +12,7 @@ import { registerFork } from './commands/fork.js'
 import { registerInspect } from './commands/inspect.js'
 import { registerReplay } from './commands/replay.js'
 import { registerRerun } from './commands/rerun.js'
+import { registerRewind } from './commands/rewind.js'
 import { registerRun } from './commands/run.js'
 import { registerSessions } from './commands/sessions.js'
 import { registerTools } from './commands/tools.js'
@@ -21,6 +22,7 @@ import { registerTraceCommand } from './commands/trace.js'
 import { registerWorkerCommand } from './commands/worker.js'
 import { registerServe } from './commands/serve.js'
 import { registerAcp } from './commands/acp.js'
+import { registerResume } from './commands/resume.js'
 
 // HarnessError codes that mean "you asked for something that is not there or not valid": usage, not failure.
 const USAGE_CODES = new Set(['SESSION_NOT_FOUND', 'INVALID_SESSION_ID', 'INVALID_CONFIG', 'INVALID_BOUNDARY', 'OPEN_TURN'])
@@ -64,6 +66,7 @@ export function buildProgram(exit: { code: number }): Command {
 
   registerRun(program, exit)
   registerChat(program, exit)
+  registerResume(program, exit)
   registerSessions(program, exit)
   registerInspect(program, exit)
   registerVerify(program, exit)
@@ -71,6 +74,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerFork(program, exit)
   registerDiff(program, exit)
   registerRerun(program, exit)
+  registerRewind(program, exit)
   registerTools(program, exit)
   registerCompactCommand(program, exit)
   registerTraceCommand(program, exit)

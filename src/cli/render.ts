@@ -1,5 +1,6 @@
 import type { StreamChunk, ToolResultBlock, TokenUsage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
+import { MarkdownStream, type MarkdownRenderer } from './markdown.js'
 import { Spinner } from './spinner.js'
 import type { Style } from './style.js'
 import { addUsage, emptyUsage, type UsageTotals } from '../llm/token-usage.js'
@@ -9,12 +10,39 @@ interface PendingTool {
   readonly name: string
   readonly subject: string
   readonly started: number
+  /** Time the call's permission question waited for an answer: a person's time, not the tool's. */
+  waitedMs: number
 }
+
+/** A wait for an answer shorter than this is not worth a mention beside the call's own duration. */
+const WAIT_WORTH_SHOWING_MS = 1000
 
 /** What failed, as people know it: the HTTP status when the provider answered with one (`429`), else the code. */
 export function retryCause(data: Record<string, unknown>): string {
   const status = /\bHTTP (\d{3})\b/.exec(String(data.message))?.[1]
   return status ?? String(data.code)
+}
+
+/**
+ * A failure message shortened for one line, keeping its trailing `(cause)` whole: the cause (`connect
+ * ECONNREFUSED 127.0.0.1:8000`) is the part that says what to fix, and it comes last.
+ */
+export function clipKeepingCause(message: string, max: number): string {
+  const line = message.replace(/\s+/g, ' ').trim()
+  if (line.length <= max) return line
+  const cause = /\s*(\([^()]*\))$/.exec(line)
+  if (cause === null || (cause[1] as string).length > max / 2) return clip(line, max)
+  const tail = cause[1] as string
+  return `${clip(line.slice(0, cause.index), max - tail.length - 1)} ${tail}`
+}
+
+/**
+ * A call's own duration, without the time its permission question waited for a person (`5 ms`), and that wait
+ * beside it when it is long enough to matter (`5 ms; 2.9 s waiting for approval`).
+ */
+export function toolTime(elapsedMs: number, waitedMs: number): string {
+  const own = formatDuration(Math.max(0, elapsedMs - waitedMs))
+  return waitedMs >= WAIT_WORTH_SHOWING_MS ? `${own}; ${formatDuration(waitedMs)} waiting for approval` : own
 }
 
 /** What the model is doing while no token has arrived yet: the first request, or a wait before a retry. */
@@ -50,17 +78,34 @@ export class TranscriptRenderer {
   #costCap: (() => string | undefined) | undefined
   readonly #turnEvents: SessionEvent[] = []
   #footerNote: string | undefined
+  readonly #endpoint: string | undefined
+  readonly #describe: (reason: TurnEndReason) => string
+  readonly #markdown: MarkdownRenderer | undefined
+  /** The answer block being rendered as markdown, while its text streams. */
+  #answer: MarkdownStream | undefined
 
   constructor(
     out: NodeJS.WritableStream,
     style: Style,
-    options: { readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined; readonly costCap?: () => string | undefined } = {},
+    options: {
+      readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined
+      readonly costCap?: () => string | undefined
+      /** The host requests go to, named by the waiting spinner. */
+      readonly endpoint?: string
+      /** Renders the answers' markdown, one complete block at a time (off: the text exactly as streamed). */
+      readonly markdown?: MarkdownRenderer
+      /** How the footer words a turn end (default {@link describeReason}). */
+      readonly describeReason?: (reason: TurnEndReason) => string
+    } = {},
   ) {
     this.#out = out
     this.#style = style
     this.#spinner = new Spinner(out)
     this.#turnCost = options.turnCost
     this.#costCap = options.costCap
+    this.#endpoint = options.endpoint
+    this.#describe = options.describeReason ?? describeReason
+    this.#markdown = options.markdown
   }
 
   /**
@@ -68,11 +113,13 @@ export class TranscriptRenderer {
    * first token does not look like a hang.
    */
   requestStarted(model: string): void {
+    // Says what is awaited: this model's answer from this host (a dead host and a slow model look alike otherwise).
+    const awaited = `waiting for ${model}${this.#endpoint !== undefined ? ` at ${this.#endpoint}` : ''}`
     if (this.#waiting?.label.startsWith('↻') === true) {
       // The retry's own wait is over; the new attempt waits for its first token under the same spinner.
-      this.#waiting = { label: `${model} (retry)`, since: Date.now() }
+      this.#waiting = { label: `${awaited} (retry)`, since: Date.now() }
     } else {
-      this.#waiting = { label: model, since: Date.now() }
+      this.#waiting = { label: awaited, since: Date.now() }
     }
     this.#spin()
   }
@@ -103,6 +150,7 @@ export class TranscriptRenderer {
         break
       case 'assistant/message':
         if (this.#turn !== undefined) addUsage(this.#turn.usage, d.usage as TokenUsage | undefined)
+        this.#endAnswer() // a cut-off answer has no block-end
         this.#endReasoning()
         this.#newline()
         break
@@ -112,9 +160,14 @@ export class TranscriptRenderer {
       case 'tool/result':
         this.#toolResult(event, d)
         break
+      case 'permission/decision': {
+        const pending = this.#tools.get(d.callId as string)
+        if (pending !== undefined && typeof d.waitedMs === 'number') pending.waitedMs += d.waitedMs
+        break
+      }
       case 'llm/retry': {
         const next = `attempt ${(d.attempt as number) + 1}${this.#maxAttempts !== undefined ? `/${this.#maxAttempts}` : ''}`
-        this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clip(String(d.message), 100)} — retrying in ${formatDuration(d.delayMs as number)} (${next})`))
+        this.#line(this.#style.dim(`↻ ${String(d.code)}: ${clipKeepingCause(String(d.message), 160)} — retrying in ${formatDuration(d.delayMs as number)} (${next})`))
         this.#waiting = { label: `↻ ${retryCause(d)}, retrying in ${formatDuration(d.delayMs as number)} (${next})`, since: Date.now() }
         this.#spin()
         break
@@ -180,8 +233,20 @@ export class TranscriptRenderer {
     } else if (chunk.type === 'block-end' && chunk.block.type === 'reasoning') {
       this.#endReasoning()
     } else if (chunk.type === 'text-delta') {
-      this.#write(chunk.text)
+      if (this.#markdown === undefined) return this.#write(chunk.text)
+      this.#answer ??= new MarkdownStream(this.#markdown)
+      this.#write(this.#answer.push(chunk.text))
+    } else if (chunk.type === 'block-end' && chunk.block.type === 'text') {
+      this.#endAnswer()
     }
+  }
+
+  /** Renders what is left of a markdown answer block. */
+  #endAnswer(): void {
+    const answer = this.#answer
+    if (answer === undefined) return
+    this.#answer = undefined
+    this.#write(answer.end())
   }
 
   #endReasoning(): void {
@@ -192,7 +257,7 @@ export class TranscriptRenderer {
 
   #toolCall(event: SessionEvent, d: Record<string, unknown>): void {
     this.#newline()
-    this.#tools.set(d.callId as string, { name: d.name as string, subject: toolSubject(d.arguments as string), started: event.time })
+    this.#tools.set(d.callId as string, { name: d.name as string, subject: toolSubject(d.arguments as string), started: event.time, waitedMs: 0 })
     this.#spin()
   }
 
@@ -206,7 +271,7 @@ export class TranscriptRenderer {
     const failed = block?.isError === true
     const mark = failed ? this.#style.red(code === 'TOOL_DENIED' ? '⊘' : '✗') : this.#style.green('✓')
     const name = pending !== undefined ? `${this.#style.bold(pending.name)}${pending.subject !== '' ? ` ${pending.subject}` : ''}` : callId
-    const took = pending !== undefined ? this.#style.dim(` (${formatDuration(event.time - pending.started)})`) : ''
+    const took = pending !== undefined ? this.#style.dim(` (${toolTime(event.time - pending.started, pending.waitedMs)})`) : ''
     const outcome = clip(text.replace(/^Error: /, ''), 90)
     this.#spinner.stop()
     this.#line(`${mark} ${name}${took}${outcome !== '' ? ` ${this.#style.dim('→')} ${failed ? this.#style.red(outcome) : outcome}` : ''}`)
@@ -216,11 +281,13 @@ export class TranscriptRenderer {
   #footer(event: SessionEvent, reason: TurnEndReason): void {
     this.#waiting = undefined
     this.#spinner.stop()
+    this.#endAnswer()
     this.#tools.clear()
     this.#endReasoning()
     const tally = this.#turn ?? { started: event.time, steps: 0, usage: emptyUsage() }
     const ok = reason.kind === 'completed'
-    const head = ok ? this.#style.green(describeReason(reason)) : reason.kind === 'max-tokens' ? this.#style.yellow(describeReason(reason)) : this.#style.red(describeReason(reason))
+    const described = this.#describe(reason)
+    const head = ok ? this.#style.green(described) : reason.kind === 'max-tokens' ? this.#style.yellow(described) : this.#style.red(described)
     const cost = this.#turnCost?.(this.#turnEvents)
     this.#turnEvents.length = 0
     const parts = [

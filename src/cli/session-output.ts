@@ -1,6 +1,7 @@
 import type { Harness } from '../harness/harness.js'
 import type { SessionEvent } from '../session/events.js'
 import type { Session } from '../session/session.js'
+import { terminalMarkdown } from './markdown.js'
 import { retryCause, TranscriptRenderer } from './render.js'
 import type { Style } from './style.js'
 import { formatDuration } from '../views/turn-outcome.js'
@@ -28,6 +29,10 @@ export interface SessionOutputOptions {
   readonly turnCost?: (events: readonly SessionEvent[]) => string | undefined
   /** With a cost cap: the session's spend against it for the footer (see {@link spendAgainstCap}). */
   readonly costCap?: () => string | undefined
+  /** The host requests go to, named while a request waits (`waiting for deepseek-flash at api.deepseek.com`). */
+  readonly endpoint?: string
+  /** Render the answers' markdown (a colour terminal without `--raw`). */
+  readonly markdown?: boolean
 }
 
 /** The `costCap` option of a run or chat with `--max-cost` (none without a cap), reading the live session. */
@@ -63,6 +68,8 @@ export function attachSessionOutput(harness: Harness, currentId: () => string | 
       ? new TranscriptRenderer(out, style, {
           ...(options.turnCost !== undefined ? { turnCost: options.turnCost } : {}),
           ...(options.costCap !== undefined ? { costCap: options.costCap } : {}),
+          ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+          ...(options.markdown === true ? { markdown: terminalMarkdown() } : {}),
         })
       : undefined
   renderer?.setMaxAttempts(options.maxAttempts)
@@ -98,7 +105,7 @@ export function attachSessionOutput(harness: Harness, currentId: () => string | 
     const config = await next()
     if (agent.id === currentId()) {
       renderer?.requestStarted(config.model)
-      if (statusLines) status(`waiting for ${config.provider} · ${config.model}`)
+      if (statusLines) status(`waiting for ${config.provider} · ${config.model}${options.endpoint !== undefined ? ` at ${options.endpoint}` : ''}`)
     }
     return config
   })

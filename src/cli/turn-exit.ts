@@ -31,6 +31,9 @@ export function failureHint(reason: TurnEndReason, route: { readonly baseURL?: s
     return 'check --base-url: the server there is not an OpenAI-format (or Anthropic-format) streaming endpoint'
   }
   if (code === 'AUTH') return 'check the API key (ledgerloop config shows which variable is read)'
+  if (code === 'TIMEOUT' && /response watchdog/.test(failure.message)) {
+    return `the server at ${route.baseURL ?? 'the provider'} never answered; check --base-url and that it is up, or raise --response-timeout SECONDS (a local server loading its model)`
+  }
   if (code === 'TIMEOUT') return 'the server went silent; raise --idle-timeout SECONDS if it is just slow'
   if (code === 'INSUFFICIENT_BALANCE') return "top up the provider account; retrying cannot help"
   return undefined

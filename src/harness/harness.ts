@@ -17,6 +17,9 @@ import { Agent, type AgentOptions } from '../loop/agent.js'
 import type { LedgerHooks } from '../loop/hook-types.js'
 import { delegationOf, findChildProfile, isOfferedAtDepth } from '../loop/delegation.js'
 import { PromptRegistry } from '../loop/prompt.js'
+import { checkpointSlotOf } from '../tools/checkpoint.js'
+import { storeCheckpointSink } from './checkpoint-sink.js'
+import { rewindSession, type RewindOptions, type RewindResult } from './rewind.js'
 import { wireSessionToWriter } from './session-writer-adapter.js'
 
 /** Options of {@link createHarness}. */
@@ -92,6 +95,21 @@ export interface Harness {
    */
   forkSession(sessionId: string, options?: { at?: number; childId?: string }): Promise<string>
   /**
+   * Rewinds a session to the end of turn `toTurn`: the workspace files the built-in tools changed after it get
+   * their earlier bytes back (files they created are deleted), and the conversation continues from a fork at
+   * that boundary (the session itself gets no new conversation events). A path changed outside the agent is a
+   * conflict, left as it is unless `force`. The restore is logged as `checkpoint/restored` in the returned
+   * session. Rewinding again to the same turn changes nothing.
+   * @example
+   * ```ts
+   * const { sessionId, restored, conflicts } = await harness.rewind(agent.id, { toTurn: 1 })
+   * const again = await harness.resumeAgent(sessionId)
+   * ```
+   * @throws HarnessError `INVALID_BOUNDARY` when turn `toTurn` did not end in the session, `OPEN_TURN` while
+   * this harness's agent of it is running, `INVALID_ARGS` for bad options
+   */
+  rewind(sessionId: string, options: RewindOptions): Promise<RewindResult>
+  /**
    * Disposes every agent (sub-agents before the agents that started them), then flushes and closes the store.
    * Everything is closed even when something fails; then it rejects with the failure (a writer whose last
    * flush failed, so what it held never became durable: `SESSION_WRITE_FAILED`) — with several, one error
@@ -123,6 +141,14 @@ export function createHarness(options: HarnessOptions = {}): Harness {
   const maxParallel = options.maxParallelToolCalls ?? 10
   if (!Number.isSafeInteger(maxParallel) || maxParallel < 1) throw new HarnessError('maxParallelToolCalls must be a positive integer', 'INVALID_CONFIG')
   let closed = false
+  // Each live agent's writer, for a rewind that logs into a live session and must see it durable.
+  const writers = new WeakMap<Agent, SessionWriter>()
+  const liveAgent = (id: string): Agent | undefined => {
+    for (const agent of agents) if (agent.id === id) return agent
+    return undefined
+  }
+  // Built-in tools checkpoint what they change into this store, logged in the calling agent's session.
+  const checkpoints = storeCheckpointSink(store.checkpointBlobs, (id) => liveAgent(id)?.session)
 
   for (const adapter of options.adapters ?? []) llm.register(adapter)
   for (const tool of options.tools ?? []) tools.register(tool)
@@ -141,6 +167,8 @@ export function createHarness(options: HarnessOptions = {}): Harness {
   for (const plugin of options.plugins ?? []) use(plugin)
 
   const start = (session: Session, agentOptions: AgentOptions, writer: SessionWriter, only?: readonly string[]): Agent => {
+    // Bound here rather than at registration: tools may be registered on the registry at any time before.
+    for (const name of tools.names()) checkpointSlotOf(tools.get(name))?.bind(checkpoints)
     const allowed = only === undefined ? undefined : new Set(only)
     const depth = session.header.delegationDepth ?? 0
     // Per-agent view: a child sees only its profile's tools, and a tool that starts children (the sub-agent
@@ -159,6 +187,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       initiatorScope: options.initiatorScope === true,
     })
     wireSessionToWriter(session, writer, hooks, (event) => agent.observe(event))
+    writers.set(agent, writer)
     agents.add(agent)
     return agent
   }
@@ -199,7 +228,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     if (closed) throw new HarnessError('the harness is closed', 'HARNESS_CLOSED')
   }
 
-  return {
+  const harness: Harness = {
     hooks,
     llm,
     tools,
@@ -286,6 +315,22 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       await writer.close()
       return child.id
     },
+    async rewind(sessionId, rewindOptions) {
+      checkOpen()
+      return rewindSession(
+        {
+          store,
+          liveSession: (id) => {
+            const agent = liveAgent(id)
+            const writer = agent === undefined ? undefined : writers.get(agent)
+            return agent === undefined || writer === undefined ? undefined : { session: agent.session, status: agent.status, flush: () => writer.flush() }
+          },
+          fork: (id, at) => harness.forkSession(id, { at }),
+        },
+        sessionId,
+        rewindOptions,
+      )
+    },
     async close() {
       if (closed) return
       closed = true
@@ -303,6 +348,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       if (failures.length > 1) throw closeFailures(failures)
     },
   }
+  return harness
 }
 
 function quarantined(sessionId: string, reason: string): HarnessError {
@@ -356,4 +402,5 @@ function checkAgentOptions(options: Partial<AgentOptions> & { cwd?: string | und
 }
 
 export type { SessionHeader }
+export type { RewindConflict, RewindOptions, RewindResult } from './rewind.js'
 export { SESSION_FORMAT_VERSION }

@@ -7,9 +7,10 @@
  * `session/request-header.ts` builds the logged header with.
  */
 import { HarnessError } from '../errors/harness-error.js'
+import { snapshotJsonFrozen } from '../json/lossless.js'
 import { LlmError, RETRYABLE_CODES, isLlmFailure, normalizeLlmFailure, sanitizeLlmFailure } from './llm-error.js'
 import type { HistoryView } from './history-view.js'
-import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, RetryPolicy, StreamChunk } from './types.js'
+import type { AdapterDefaults, GenerateOptions, LlmAdapter, LlmCallConfig, LlmFailure, Message, ModelInfo, OutputSpec, RetryPolicy, StreamChunk } from './types.js'
 
 /** Retry policy used for adapters that declare none. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
@@ -128,8 +129,12 @@ export class LlmRegistry {
         defaults.reasoningEffort = true
       }
     }
-    // Every field is a primitive but `stop`, a fresh copy: freezing the two is a deep freeze.
+    // Every field is a primitive but `stop`, a fresh copy, and `output`, whose schema is adopted when already
+    // deep-frozen (a run's spec is) and copied otherwise: freezing them is a deep freeze.
     if (effective.stop !== undefined) Object.freeze(effective.stop)
+    if (effective.output !== undefined) {
+      effective.output = Object.freeze({ ...effective.output, schema: snapshotJsonFrozen(effective.output.schema, 'output schema') })
+    }
     const frozenConfig: LlmCallConfig = Object.freeze(effective)
     let used = false
     const claim = (request: GenerateOptions): LlmAdapter => {
@@ -268,6 +273,17 @@ export function copyCallConfig(config: LlmCallConfig): { -readonly [K in keyof L
     ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
     ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
     ...(config.stop !== undefined ? { stop: [...config.stop] } : {}),
+    ...(config.output !== undefined ? { output: copyOutputSpec(config.output) } : {}),
+  }
+}
+
+/** The canonical copy of an output spec: keys in a fixed order, absent fields omitted. */
+function copyOutputSpec(output: OutputSpec): OutputSpec {
+  return {
+    name: output.name,
+    ...(output.description !== undefined ? { description: output.description } : {}),
+    schema: output.schema,
+    strict: output.strict,
   }
 }
 
@@ -275,10 +291,18 @@ export function copyCallConfig(config: LlmCallConfig): { -readonly [K in keyof L
 export function callConfigEquals(a: LlmCallConfig, b: LlmCallConfig): boolean {
   if (a.provider !== b.provider || a.model !== b.model || a.reasoningEffort !== b.reasoningEffort) return false
   if (a.temperature !== b.temperature || a.maxTokens !== b.maxTokens) return false
+  if (!outputSpecEquals(a.output, b.output)) return false
   const sa = a.stop
   const sb = b.stop
   if (sa === undefined || sb === undefined) return sa === sb
   return sa.length === sb.length && sa.every((s, i) => s === sb[i])
+}
+
+// By JSON text of the canonical copies: a schema is a JSON value, and the same object is the common case.
+function outputSpecEquals(a: OutputSpec | undefined, b: OutputSpec | undefined): boolean {
+  if (a === b) return true
+  if (a === undefined || b === undefined) return false
+  return JSON.stringify(copyOutputSpec(a)) === JSON.stringify(copyOutputSpec(b))
 }
 
 /** The terminal chunk that reports a failure in-band: `aborted` when the signal fired or the code is ABORTED. */

@@ -164,7 +164,32 @@ export interface LlmCallConfig {
   readonly temperature?: number
   readonly maxTokens?: number
   readonly stop?: readonly string[]
+  /**
+   * Structured output: the reply's final text must be one JSON value valid under `output.schema`. Set by a run
+   * with `output` for the requests of its own turn only; each adapter asks for it in its provider's native form
+   * (docs/adapters.md, "Structured output").
+   */
+  readonly output?: OutputSpec
 }
+
+/** What a structured-output request asks for (logged in the request header, so the request can be rebuilt). */
+export interface OutputSpec {
+  /** Name of the answer (OpenAI's `json_schema.name`, Anthropic's answer tool): `[a-zA-Z0-9_-]{1,64}`. */
+  readonly name: string
+  /** What the answer is, for the model. */
+  readonly description?: string
+  /** The JSON Schema the answer must be valid under. */
+  readonly schema: JsonValue
+  /** Whether the schema meets OpenAI's strict-mode rules (every object closed, every property required). */
+  readonly strict: boolean
+}
+
+/**
+ * How a model takes structured output on a Chat Completions route: `json-schema` (`response_format` with the
+ * schema), `json-object` (`response_format: {type: 'json_object'}` plus the schema as an instruction) or
+ * `instructions` (the schema as an instruction only).
+ */
+export type StructuredOutputMode = 'json-schema' | 'json-object' | 'instructions'
 
 /** Which fields of a prepared config an adapter filled in (rather than the caller). */
 export interface AdapterDefaults {
@@ -226,6 +251,8 @@ export interface ModelInfo {
   readonly defaultReasoningEffort?: string
   /** Published prices (for cost figures derived from logged usage). */
   readonly pricing?: ModelPricing
+  /** How the model takes structured output (Chat Completions routes; default: the adapter's own mode). */
+  readonly structuredOutput?: StructuredOutputMode
 }
 
 /** How the retry plugin should treat failures of one adapter's requests. */

@@ -22,9 +22,11 @@ import type { AgentOptions, LoopContext } from './loop-context.js'
 import { PromptRegistry, PromptRenderCache } from './prompt.js'
 import { RuntimeContextProjection } from './runtime-context.js'
 import { PartStream, TurnRun, type RunHost, type RunOptions, type TurnStream } from './run.js'
+import type { OutputOf, OutputSchema } from './structured-output.js'
 
 export type { AgentOptions } from './loop-context.js'
 export type { RunOptions, TurnStream } from './run.js'
+export type { OutputOf, OutputSchema } from './structured-output.js'
 
 /** What an agent needs from its harness. */
 export interface AgentRuntime {
@@ -144,16 +146,25 @@ export class Agent implements AgentHandle {
    * error's code and message also in `failure`). It rejects only when no turn will take the input: the agent is
    * disposed (`AGENT_DISPOSED`; input still queued then stays in the log for a resume), a cancel clears the
    * inbox first (`INPUT_DISCARDED`), the session refuses appends (`session.writeFailure`), the input cannot be
-   * queued (a duplicate message id), or `options.signal` was already aborted (its reason). With `options.key`
-   * already in the log, nothing is queued and the run resolves with the turn that took the first input sent
-   * with it. Not yet supported: `output` (structured output).
+   * queued (a duplicate message id), `options.signal` was already aborted (its reason), or `options.output` is
+   * not a usable schema (`INVALID_CONFIG`). With `options.key` already in the log, nothing is queued and the run
+   * resolves with the turn that took the first input sent with it.
+   *
+   * With `output` (a zod schema or a JSON Schema) the turn's final answer must be one JSON value valid under it:
+   * `result.output` is that value, parsed (typed from a zod schema); an invalid answer gets repair steps
+   * (`outputRepairs`, default 2), then the turn ends `error` with `OUTPUT_INVALID` and the issues in its message.
    * @example
    * ```ts
    * const result = await agent.run('What does this project do?')
    * if (result.reason.kind === 'completed') console.log(result.text)
    * else console.error(`turn ${result.turn} ended ${result.reason.kind}`, result.failure?.message ?? '')
+   *
+   * const { output } = await agent.run('Rate README.md', { output: z.object({ score: z.number(), why: z.string() }) })
+   * if (output !== undefined) console.log(output.score) // typed: { score: number; why: string }
    * ```
    */
+  run<S extends OutputSchema>(input: string | UserMessage, options: RunOptions & { readonly output: S }): Promise<TurnResult<OutputOf<S>>>
+  run(input: string | UserMessage, options?: RunOptions): Promise<TurnResult>
   run(input: string | UserMessage, options: RunOptions = {}): Promise<TurnResult> {
     return this.#startRun(input, options).result
   }
@@ -170,6 +181,8 @@ export class Agent implements AgentHandle {
    * const { reason, usage } = await turn.result
    * ```
    */
+  stream<S extends OutputSchema>(input: string | UserMessage, options: RunOptions & { readonly output: S }): TurnStream<OutputOf<S>>
+  stream(input: string | UserMessage, options?: RunOptions): TurnStream
   stream(input: string | UserMessage, options: RunOptions = {}): TurnStream {
     return new PartStream((push) => this.#startRun(input, options, push))
   }
@@ -253,6 +266,7 @@ export class Agent implements AgentHandle {
       pricing: this.#pricing,
       send: (message, key) => void this.#send(message, 'next-turn', true, key),
       sentWithKey: (key) => this.inbox.sentWithKey(key),
+      steer: (message) => void this.#send(message, 'next-step', true),
       cancelTurn: (cause) => this.cancel(cause, { keepInbox: true }),
       whenIdle: () => this.whenIdle(),
       wake: () => this.wake(),

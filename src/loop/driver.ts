@@ -128,7 +128,10 @@ export class Driver {
         running.step = 0
       }
     } catch {
-      // Already reported through agent/error and recorded in turn/end, or a cancellation.
+      // Already reported through agent/error and recorded in turn/end, or a cancellation. Input queued behind
+      // a failed turn still gets its own turn (a run waiting for it would otherwise wait forever) — unless the
+      // session refuses appends, where every turn would fail the same way.
+      if (!running.abort.signal.aborted && this.#loop.session.writeFailure === undefined) running.wakeRequested = true
     } finally {
       const phase = this.#phase
       if (phase.kind === 'running') {

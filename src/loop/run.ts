@@ -5,16 +5,17 @@
 // docs/stores.md "When a write fails"). So a result, and every streamed part, is what the log says.
 import { HarnessError } from '../errors/harness-error.js'
 import type { ScopedHooks } from '../hooks/hook-bus.js'
-import type { UserMessage } from '../llm/types.js'
+import type { AssistantMessage, UserMessage } from '../llm/types.js'
 import type { CancelCause, CoreEventData, SessionEvent } from '../session/events.js'
 import type { Session } from '../session/session.js'
 import type { PricingCatalogue } from '../views/cost.js'
 import { streamPartOf, type TurnStreamPart } from '../views/turn-parts.js'
 import { InputFateFold, turnResult, type TurnResult } from '../views/turn-result.js'
 import type { AgentHandle, LoopHooks } from './hook-table.js'
+import { DEFAULT_OUTPUT_REPAIRS, repairMessage, structuredOutput, type OutputSchema, type StructuredOutput } from './structured-output.js'
 import { cancelCauseOf } from './turn-failure.js'
 
-/** Options of `agent.run()` and `agent.stream()`. Not yet supported (issue 26): `output` (structured output). */
+/** Options of `agent.run()` and `agent.stream()`. */
 export interface RunOptions {
   /**
    * A submission key (as `followup(input, { key })`): when the session's log already holds input sent with it,
@@ -22,6 +23,19 @@ export interface RunOptions {
    * has not ended yet) — so a client that retries a run after a timeout gets the original turn, run once.
    */
   readonly key?: string
+  /**
+   * Structured output: the turn's final answer must be one JSON value valid under this zod schema or JSON
+   * Schema; `TurnResult.output` holds it parsed (typed from a zod schema). Every request of the run's turn asks
+   * for it in the provider's native mode (logged in its request header); an answer that does not validate gets
+   * up to `outputRepairs` repair steps, then the turn ends `error` with `OUTPUT_INVALID` listing the issues.
+   */
+  readonly output?: OutputSchema
+  /** Name of the answer (`json_schema.name`, Anthropic's answer tool; default `final_answer`). */
+  readonly outputName?: string
+  /** What the answer is, for the model (sent with the schema). */
+  readonly outputDescription?: string
+  /** Repair steps allowed for an invalid answer (default 2; 0: none). */
+  readonly outputRepairs?: number
   /**
    * Cancels this run's turn: it ends `aborted` with the signal's reason when that is a `CancelCause`, else
    * `{kind:'user'}`. Aborted while the input still waits in the inbox, the turn that takes it ends `aborted` at
@@ -34,9 +48,9 @@ export interface RunOptions {
  * A streamed turn: iterate it for its parts (each yielded once its event is committed and published), or
  * await `result`. Leaving the loop early stops the parts, not the turn; `RunOptions.signal` cancels the turn.
  */
-export interface TurnStream extends AsyncIterable<TurnStreamPart> {
+export interface TurnStream<Output = unknown> extends AsyncIterable<TurnStreamPart> {
   /** The turn's result, as `agent.run()` resolves it. */
-  readonly result: Promise<TurnResult>
+  readonly result: Promise<TurnResult<Output>>
 }
 
 /** What a run needs of its agent. */
@@ -50,6 +64,8 @@ export interface RunHost {
   send(message: UserMessage, key?: string): void
   /** The id of the input first sent with submission `key`, if the log holds one. */
   sentWithKey(key: string): string | undefined
+  /** Queues a message for the next step of the running turn (a structured-output repair). */
+  steer(message: UserMessage): void
   /** Cancels the running turn, keeping queued input. */
   cancelTurn(cause: CancelCause): void
   /** Resolves once the driver is idle. */
@@ -78,6 +94,11 @@ export class TurnRun {
   #claim: { readonly turn: number; readonly turnStart: number } | undefined
   /** The claiming turn ended `interrupted`: its result, while the turn that continues it is awaited. */
   #interrupted: TurnResult | undefined
+  /** The output mode, its repair bound, and what the run's turn has given so far (structured output only). */
+  readonly #output: { readonly mode: StructuredOutput; readonly repairs: number } | undefined
+  /** Why the options are unusable (a schema that does not compile): the run rejects at start. */
+  readonly #invalidOptions: unknown
+  #answer: { message: AssistantMessage | undefined; truncated: boolean; repaired: number; value?: { readonly parsed: unknown } } = { message: undefined, truncated: false, repaired: 0 }
   #resolve!: (result: TurnResult) => void
   #reject!: (error: unknown) => void
   #settled = false
@@ -97,17 +118,21 @@ export class TurnRun {
       this.#resolve = resolve
       this.#reject = reject
     })
+    const built = outputModeOf(options)
+    this.#output = built.kind === 'output' ? built.output : undefined
+    this.#invalidOptions = built.kind === 'invalid' ? built.error : undefined
   }
 
   /** Listens, then queues the input (a failure to queue rejects the result). */
   start(): this {
     const signal = this.#signal
-    if (signal?.aborted === true) {
-      this.#fail(signal.reason)
+    if (signal?.aborted === true || this.#invalidOptions !== undefined) {
+      this.#fail(signal?.aborted === true ? signal.reason : this.#invalidOptions)
       return this
     }
     const hooks = this.#host.hooks
     this.#offs.push(hooks.on('session/event', ({ event }) => this.#observe(event)))
+    if (this.#output !== undefined) this.#listenForOutput(hooks, this.#output)
     this.#offs.push(
       hooks.on('agent/status', ({ status }) => {
         // A session that refuses appends starts no turn: a run still waiting for its turn end would wait forever.
@@ -165,6 +190,7 @@ export class TurnRun {
       }
       return
     }
+    if (this.#output !== undefined) this.#followAnswer(event, claim.turn)
     if (this.#onPart !== undefined && event.type !== 'turn/end') {
       const part = streamPartOf(event)
       if (part !== undefined && part.turn === claim.turn) this.#onPart(part as TurnStreamPart)
@@ -180,13 +206,62 @@ export class TurnRun {
       this.#interrupted = result
       return
     }
-    this.#finish(result, event.seq)
+    const value = this.#answer.value
+    const final = value !== undefined && result.reason.kind === 'completed' ? Object.freeze({ ...result, output: value.parsed }) : result
+    this.#finish(final, event.seq)
   }
 
   #finish(result: TurnResult, endSeq: number | undefined): void {
     this.#settle()
     if (endSeq !== undefined) this.#onPart?.({ type: 'turn-end', seq: endSeq, turn: result.turn, reason: result.reason, result })
     this.#resolve(result)
+  }
+
+  /**
+   * Structured output on the run's own turn: every request of it carries the output spec (so the header logs
+   * it), and when the turn would end its answer is checked; a failed check steers a repair into the next step
+   * while repairs are left, else fails the turn with `OUTPUT_INVALID` (turn.ts records it in `turn/end`).
+   */
+  #listenForOutput(hooks: RunHost['hooks'], output: { readonly mode: StructuredOutput; readonly repairs: number }): void {
+    const { spec } = output.mode
+    this.#offs.push(
+      hooks.on('agent/request', async (payload, next) => {
+        const config = await next()
+        return payload.turn === this.#claim?.turn ? { ...config, output: spec } : config
+      }),
+    )
+    this.#offs.push(
+      hooks.on('agent/turn-stopping', async ({ turn }) => {
+        const answer = this.#answer
+        if (turn !== this.#claim?.turn || this.#settled) return
+        delete answer.value
+        // A reply cut at the output limit is no answer to repair: the turn ends max-tokens, without output.
+        if (answer.truncated) return
+        const verdict = output.mode.check(answer.message === undefined ? '' : answerText(answer.message))
+        if (verdict.ok) {
+          answer.value = { parsed: verdict.value }
+          return
+        }
+        if (answer.repaired < output.repairs) {
+          answer.repaired++
+          this.#host.steer(repairMessage(spec, verdict.issues))
+          return
+        }
+        const after = output.repairs === 0 ? '' : ` after ${output.repairs} repair step${output.repairs === 1 ? '' : 's'}`
+        throw new HarnessError(`the answer is not valid under the output schema${after}: ${verdict.issues.join('; ')}`, 'OUTPUT_INVALID')
+      }),
+    )
+  }
+
+  /** The run's turn's last completed answer, and whether its reply stopped at the output limit. */
+  #followAnswer(event: SessionEvent, turn: number): void {
+    if (event.type === 'assistant/message') {
+      const data = event.data as unknown as CoreEventData['assistant/message']
+      if (data.turn === turn && data.interrupted !== true) this.#answer.message = data.message
+    } else if (event.type === 'assistant/chunk') {
+      const data = event.data as unknown as CoreEventData['assistant/chunk']
+      if (data.turn === turn && data.chunk.type === 'finish') this.#answer.truncated = data.chunk.reason.kind === 'max-tokens'
+    }
   }
 
   /** Cancels this run's turn if it is the one running; lets the driver go on with the input queued behind it. */
@@ -210,6 +285,29 @@ export class TurnRun {
     this.#offs.length = 0
     this.#host.settled(this)
   }
+}
+
+/** The output mode a run's options ask for (none without `output`), or why they cannot be used. */
+function outputModeOf(
+  options: RunOptions,
+): { readonly kind: 'none' } | { readonly kind: 'output'; readonly output: { readonly mode: StructuredOutput; readonly repairs: number } } | { readonly kind: 'invalid'; readonly error: unknown } {
+  if (options.output === undefined) return { kind: 'none' }
+  const repairs = options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS
+  if (!Number.isInteger(repairs) || repairs < 0) return { kind: 'invalid', error: new HarnessError(`outputRepairs must be a whole number ≥ 0, not ${String(repairs)}`, 'INVALID_CONFIG') }
+  try {
+    const naming = { ...(options.outputName !== undefined ? { name: options.outputName } : {}), ...(options.outputDescription !== undefined ? { description: options.outputDescription } : {}) }
+    return { kind: 'output', output: { mode: structuredOutput(options.output, naming), repairs } }
+  } catch (error) {
+    return { kind: 'invalid', error }
+  }
+}
+
+/**
+ * The answer's text: its text blocks, a line apart — so an answer given after a sentence in a block of its own
+ * (Anthropic's answer tool after some prose) starts a line of its own, where the check looks for it.
+ */
+function answerText(message: AssistantMessage): string {
+  return message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n')
 }
 
 /** The committed events of one turn, `from` ≤ seq ≤ `to`, streamed chunks left out (the result folds none). */

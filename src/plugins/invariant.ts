@@ -85,6 +85,7 @@ function checkRequest(request: GenerateOptions, session: Session | undefined, fu
   if (request.temperature !== header.config.temperature) fail('temperature differs from the header')
   if (request.maxTokens !== header.config.maxTokens) fail('maxTokens differs from the header')
   if (!same(request.stop, header.config.stop)) fail('stop differs from the header')
+  if (!same(request.output, header.config.output)) fail('output differs from the header')
   if (!same(request.tools ?? [], header.tools ?? [])) fail('tools differ from the header')
 }
 

@@ -46,6 +46,12 @@ export type PermissionAnswer = 'yes' | 'no' | 'always'
 export interface AttributedAnswer {
   readonly answer: PermissionAnswer
   readonly by: 'user' | 'flag' | 'auto'
+  /**
+   * With `always`: allow only later calls whose subject (a `bash` command) starts with these words (`git status`),
+   * instead of every call of the tool. A command joining others with shell operators (`;`, `&&`, `|`, `$(…)`,
+   * redirections) never matches a prefix: `git status && rm -rf ~` is not a `git status` command.
+   */
+  readonly prefix?: string
 }
 
 /** Options of {@link permissionPlugin}. */
@@ -83,6 +89,15 @@ export interface PermissionDecisionData {
   readonly answer?: PermissionAnswer
   /** Set when the call (a `bash` call passing `network: true`) also asked for the network. */
   readonly network?: true
+  /** What an `always` answer allows from now on in this session: tool names (and `network`). */
+  readonly grants?: readonly string[]
+  /** With {@link grants}: only subjects starting with these words (see {@link AttributedAnswer.prefix}). */
+  readonly prefix?: string
+  /**
+   * How long the question waited for its answer, in ms (set when an approver was asked): time a person spent,
+   * not the tool's, so views can show a call's own duration apart from the wait.
+   */
+  readonly waitedMs?: number
 }
 
 const SUBJECT_KEYS: Readonly<Record<string, string>> = { bash: 'command', read_file: 'path', write_file: 'path', edit_file: 'path', list: 'path', grep: 'pattern', glob: 'pattern' }
@@ -99,17 +114,27 @@ const SUBJECT_KEYS: Readonly<Record<string, string>> = { bash: 'command', read_f
 export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<HookRegistrar<LedgerHooks>> {
   const user = compile(options.rules ?? {})
   const defaults = compile(options.defaults ?? DEFAULT_PERMISSION_RULES)
-  const remembered = new Map<string, Set<string>>() // agent id → tools (and `network`) allowed for the session
+  // agent id → what `always` answers allowed for the session: whole tools (and `network`), or tools for subjects
+  // starting with a prefix. Rebuilt from the session's own logged decisions when an agent is first seen, so a
+  // resumed session (`chat -c`) keeps them.
+  const remembered = new Map<string, SessionGrants>()
+  const grantsOf = (agent: { id: string; session: { events: readonly { type: string; data: unknown }[] } }): SessionGrants => {
+    let grants = remembered.get(agent.id)
+    if (grants === undefined) {
+      grants = grantsFromLog(agent.session.events)
+      remembered.set(agent.id, grants)
+    }
+    return grants
+  }
   const judge = (part: Verdict['part'], tool: string, subject: string): Verdict => {
     const hit = match(user, tool, subject)
     const chosen = hit ?? match(defaults, tool, subject)
     return { part, decision: chosen?.decision ?? 'ask', by: hit !== undefined ? 'rule' : 'default', ...(chosen !== undefined ? { rule: chosen.rule } : {}) }
   }
   // The call's decision parts: the tool itself, plus the network for a bash call that asks for it.
-  const verdicts = (agentId: string, call: ToolCall, subject: string): Verdict[] => {
-    const memory = remembered.get(agentId)
-    const parts: Verdict[] = [memory?.has(call.name) === true ? { part: 'tool', decision: 'allow', by: 'remembered' } : judge('tool', call.name, subject)]
-    if (wantsNetwork(call)) parts.push(memory?.has(NETWORK) === true ? { part: 'network', decision: 'allow', by: 'remembered' } : judge('network', NETWORK, subject))
+  const verdicts = (memory: SessionGrants, call: ToolCall, subject: string): Verdict[] => {
+    const parts: Verdict[] = [memory.allows(call.name, subject) ? { part: 'tool', decision: 'allow', by: 'remembered' } : judge('tool', call.name, subject)]
+    if (wantsNetwork(call)) parts.push(memory.allows(NETWORK, subject) ? { part: 'network', decision: 'allow', by: 'remembered' } : judge('network', NETWORK, subject))
     return parts
   }
   return {
@@ -117,7 +142,7 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
     setup(hooks) {
       const offPre = hooks.on('tools/pre-execute', async ({ agent, call }, next) => {
         const subject = subjectOf(call)
-        const parts = verdicts(agent.id, call, subject)
+        const parts = verdicts(grantsOf(agent), call, subject)
         const asksNetwork = parts.length > 1 ? { network: true as const } : {}
         const denied = parts.find((p) => p.decision === 'deny')
         if (denied !== undefined) {
@@ -137,7 +162,7 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
       })
       const offApprove = hooks.on('tools/approve', async ({ agent, call, reason, signal }) => {
         // What the question is about, derived again from the rules (another plugin's `ask` counts as the tool's).
-        const asking = verdicts(agent.id, call, subjectOf(call)).filter((p) => p.decision === 'ask')
+        const asking = verdicts(grantsOf(agent), call, subjectOf(call)).filter((p) => p.decision === 'ask')
         const asked = asking.length > 0 ? asking.map((p) => p.part) : ['tool']
         const asksNetwork = wantsNetwork(call) ? { network: true as const } : {}
         if (options.ask === undefined) {
@@ -145,26 +170,34 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
           return { kind: 'deny', reason: `${reason}, and no one can approve it here (run interactively, or allow it with a rule or --yes)` }
         }
         let given: Awaited<ReturnType<NonNullable<PermissionPluginOptions['ask']>>>
+        const askedAt = Date.now()
         try {
           given = await options.ask({ tool: call.name, callId: call.callId, arguments: call.arguments, subject: subjectOf(call), reason, signal, ...asksNetwork })
         } catch (error) {
           // The question went unanswered (a closed prompt, a cancelled turn): the audit log still says the call
           // was not allowed; the loop turns the failure into the call's result.
-          log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork })
+          log(agent.session, call, { decision: 'deny', by: 'no-approver', ...asksNetwork, waitedMs: Date.now() - askedAt })
           throw error
         }
+        const waitedMs = Date.now() - askedAt
         // An answer that comes after the turn was cancelled decides nothing: the loop has already answered the
         // call (ABORTED_BEFORE_DISPATCH) and may have closed the turn, so nothing is remembered or logged.
         if (signal.aborted) throw signal.reason
-        const { answer, by } = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
+        const attributed = typeof given === 'string' ? { answer: given, by: 'user' as const } : given
+        const prefix = attributed.answer === 'always' ? usablePrefix(attributed.prefix) : undefined
+        // A prefix that cannot be honoured must not widen into the whole tool: the call is allowed once, no more.
+        const answer: PermissionAnswer = attributed.answer === 'always' && attributed.prefix !== undefined && prefix === undefined ? 'yes' : attributed.answer
+        const by = attributed.by
+        let granted: { grants?: string[]; prefix?: string } = {}
         if (answer === 'always') {
-          // `always` covers what was asked: the tool, the network, or both, for this agent's session.
-          const set = remembered.get(agent.id) ?? new Set<string>()
-          for (const part of asked) set.add(part === 'network' ? NETWORK : call.name)
-          remembered.set(agent.id, set)
+          // `always` covers what was asked: the tool, the network, or both, for this agent's session; logged, so
+          // that a resume rebuilds it.
+          const grants = asked.map((part) => (part === 'network' ? NETWORK : call.name))
+          grantsOf(agent).add(grants, prefix)
+          granted = { grants, ...(prefix !== undefined ? { prefix } : {}) }
         }
         const allowed = answer === 'yes' || answer === 'always'
-        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by, answer, ...asksNetwork })
+        log(agent.session, call, { decision: allowed ? 'allow' : 'deny', by, answer, ...asksNetwork, ...granted, waitedMs })
         return allowed ? { kind: 'allow' } : { kind: 'deny', reason: by === 'user' ? `the user declined ${call.name}` : `${call.name} was declined (${reason})` }
       })
       return () => {
@@ -173,6 +206,64 @@ export function permissionPlugin(options: PermissionPluginOptions = {}): Plugin<
       }
     },
   }
+}
+
+/**
+ * What `always` answers allowed in one session: tools for every subject, and tools for subjects starting with a
+ * prefix of whole words.
+ */
+class SessionGrants {
+  readonly #tools = new Set<string>()
+  readonly #prefixes: { readonly tool: string; readonly prefix: string }[] = []
+
+  add(tools: readonly string[], prefix: string | undefined): void {
+    for (const tool of tools) {
+      if (prefix === undefined) this.#tools.add(tool)
+      else this.#prefixes.push({ tool, prefix })
+    }
+  }
+
+  allows(tool: string, subject: string): boolean {
+    if (this.#tools.has(tool)) return true
+    return this.#prefixes.some((grant) => grant.tool === tool && startsWithWords(subject, grant.prefix))
+  }
+}
+
+/**
+ * The grants of a session's logged `always` answers. A decision logged before `grants` existed granted its tool
+ * (not the network: which parts it covered was not recorded, so the narrower reading wins).
+ */
+function grantsFromLog(events: readonly { type: string; data: unknown }[]): SessionGrants {
+  const grants = new SessionGrants()
+  for (const event of events) {
+    if (event.type !== 'permission/decision') continue
+    const data = event.data as Partial<PermissionDecisionData>
+    if (data.answer !== 'always' || data.decision !== 'allow' || typeof data.tool !== 'string') continue
+    const tools = Array.isArray(data.grants) ? data.grants.filter((t): t is string => typeof t === 'string') : data.network === true ? [] : [data.tool]
+    const prefix = usablePrefix(data.prefix)
+    if (data.prefix !== undefined && prefix === undefined) continue // a prefix we cannot honour grants nothing
+    grants.add(tools, prefix)
+  }
+  return grants
+}
+
+/** A prefix as a grant can use it: trimmed whole words, none of them a shell operator; undefined otherwise. */
+function usablePrefix(prefix: unknown): string | undefined {
+  if (typeof prefix !== 'string') return undefined
+  const words = prefix.trim().split(/\s+/).filter((w) => w !== '')
+  if (words.length === 0 || words.some((w) => SHELL_CONTROL.test(w))) return undefined
+  return words.join(' ')
+}
+
+/** Characters that join, substitute or redirect commands: a command holding one is never "just" its prefix. */
+const SHELL_CONTROL = /[;&|`$<>()\n\\]/
+
+/** `git status -s` starts with the words `git status`; `git statusx` and `git status; rm x` do not. */
+function startsWithWords(subject: string, prefix: string): boolean {
+  if (SHELL_CONTROL.test(subject)) return false
+  const words = subject.trim().split(/\s+/)
+  const wanted = prefix.split(' ')
+  return wanted.every((word, i) => words[i] === word)
 }
 
 /** The pseudo-tool whose rules decide whether a `bash` call that passes `network: true` may have the network. */
@@ -239,7 +330,7 @@ function subjectOf(call: ToolCall): string {
 function log(
   session: { append(type: string, data: unknown): unknown },
   call: ToolCall,
-  fields: Pick<PermissionDecisionData, 'decision' | 'by'> & Partial<Pick<PermissionDecisionData, 'rule' | 'answer' | 'network'>>,
+  fields: Pick<PermissionDecisionData, 'decision' | 'by'> & Partial<Pick<PermissionDecisionData, 'rule' | 'answer' | 'network' | 'grants' | 'prefix' | 'waitedMs'>>,
 ): void {
   const data: PermissionDecisionData = { turn: call.turn, step: call.step, callId: call.callId, tool: call.name, ...fields }
   session.append('permission/decision', data)

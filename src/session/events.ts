@@ -201,6 +201,8 @@ export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'compaction/end',
   'session/quarantined',
   'session/quarantine-lifted',
+  'checkpoint/files',
+  'checkpoint/restored',
 ])
 
 /** Reads an event's data as the shape of its core type (no runtime check: the log validated it). */

@@ -65,12 +65,14 @@ export function foldRequestHeader(events: readonly SessionEvent[]): RequestHeade
 
 /**
  * The route proposal for a later request: the config minus every field an adapter filled in, so a new route
- * re-materialises its own defaults while explicit values survive route switches.
+ * re-materialises its own defaults while explicit values survive route switches, and minus `output`: a
+ * structured-output mode belongs to one run's turn, whose `agent/request` listener sets it on each request.
  */
 export function requestProposal(header: RequestHeader): LlmCallConfig {
   const { config, adapterDefaults } = header
   const out: { -readonly [K in keyof LlmCallConfig]: LlmCallConfig[K] } = { ...config }
   if (adapterDefaults?.maxTokens === true) delete out.maxTokens
   if (adapterDefaults?.reasoningEffort === true) delete out.reasoningEffort
+  delete out.output
   return out
 }

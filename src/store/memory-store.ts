@@ -3,6 +3,7 @@ import { EventLog, eventLogOf } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
 import type { CompactSessionWriter } from '../session/session-writer.js'
+import { MemoryCheckpointBlobs } from './checkpoint-blobs.js'
 import { SessionDigest, summaryOf } from './session-digest.js'
 import { newestFirst, pageOf } from './session-list.js'
 import { storedSession } from './stored-log.js'
@@ -54,6 +55,8 @@ const resolved: Promise<void> = Promise.resolve()
  */
 export class MemoryStore implements SessionStore {
   readonly #sessions = new Map<string, Entry>()
+  /** File checkpoints of these sessions, in memory like the sessions. */
+  readonly checkpointBlobs = new MemoryCheckpointBlobs()
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
     if (this.#sessions.has(header.id)) throw new HarnessError(`session '${header.id}' already exists`, 'SESSION_EXISTS')

@@ -106,4 +106,21 @@ export interface SessionStore {
   list(options?: SessionListOptions): Promise<SessionList>
   /** Flushes and closes every writer, releases locks. */
   close(): Promise<void>
+  /** Where file checkpoints of this store's sessions are kept; without it, built-in tools checkpoint nothing. */
+  readonly checkpointBlobs?: CheckpointBlobStore
+}
+
+/**
+ * Content-addressed storage of file checkpoints (the bytes a built-in tool is about to overwrite or delete),
+ * shared by every session of one store: a blob is stored once however many sessions, forks or calls name it.
+ * Keys are the SHA-256 of the bytes, lower-case hex. The built-in stores all keep one beside their logs.
+ */
+export interface CheckpointBlobStore {
+  /**
+   * Stores blobs under their hashes; resolves once they are durable. A blob already stored is not written
+   * again. The caller vouches that each key is the SHA-256 of its bytes.
+   */
+  put(blobs: ReadonlyMap<string, Uint8Array>): Promise<void>
+  /** The stored blob of `hash`, or undefined when none is stored. */
+  get(hash: string): Promise<Buffer | undefined>
 }

@@ -31,6 +31,19 @@ export interface RecordedTurn {
   readonly steps: Set<number>
   /** Later-step user input (steering), which a replay does not feed. */
   readonly steered: boolean
+  /** Seq of its `turn/end`. */
+  readonly endSeq: number
+  /** For a continuation turn (durable execution): the interrupted turn it carries on (`turn/start` `continues`). */
+  readonly continues?: number
+}
+
+/**
+ * Whether a fresh loop cannot re-enact this turn and a replay must take it from the log instead: a turn closed by
+ * crash repair (the loop never writes `interrupted`), or a continuation turn that carries an interrupted turn on
+ * (started by recovery, not by input a replay could feed).
+ */
+export function followedFromLog(turn: RecordedTurn): boolean {
+  return turn.reason?.kind === 'interrupted' || turn.continues !== undefined
 }
 
 /** A recorded tool call's outcome, as a replay swaps it in for the fresh call's. */
@@ -54,6 +67,7 @@ export function compareRequest(original: RebuiltRequest, request: GenerateOption
     ['temperature', h.config.temperature, request.temperature],
     ['maxTokens', h.config.maxTokens, request.maxTokens],
     ['stop', h.config.stop, request.stop],
+    ['output', h.config.output, request.output],
     ['system', h.system, request.system],
     ['tools', h.tools ?? [], request.tools ?? []],
   ]
@@ -92,10 +106,12 @@ export function recordedSteps(events: readonly SessionEvent[]): Map<string, Reco
 /** The ended turns, in log order. */
 export function recordedTurns(events: readonly SessionEvent[]): RecordedTurn[] {
   const turns: RecordedTurn[] = []
-  let open: { turn: number; input: UserMessage[]; steps: Set<number>; steered: boolean; step: number } | undefined
+  let open: { turn: number; input: UserMessage[]; steps: Set<number>; steered: boolean; step: number; continues?: number } | undefined
   for (const e of events) {
     const d = e.data as Record<string, unknown>
-    if (e.type === 'turn/start') open = { turn: d.turn as number, input: [], steps: new Set(), steered: false, step: 0 }
+    if (e.type === 'turn/start') {
+      open = { turn: d.turn as number, input: [], steps: new Set(), steered: false, step: 0, ...(typeof d.continues === 'number' ? { continues: d.continues } : {}) }
+    }
     if (open === undefined) continue
     if (e.type === 'step/start') {
       open.step = d.step as number
@@ -109,7 +125,15 @@ export function recordedTurns(events: readonly SessionEvent[]): RecordedTurn[] {
       }
     }
     if (e.type === 'turn/end') {
-      turns.push({ turn: open.turn, reason: d.reason as TurnEndReason, input: open.input, steps: open.steps, steered: open.steered })
+      turns.push({
+        turn: open.turn,
+        reason: d.reason as TurnEndReason,
+        input: open.input,
+        steps: open.steps,
+        steered: open.steered,
+        endSeq: e.seq,
+        ...(open.continues !== undefined ? { continues: open.continues } : {}),
+      })
       open = undefined
     }
   }

@@ -25,9 +25,9 @@ export interface TurnToolCall {
 /**
  * What one turn came to. `text` is the text of the turn's last assistant message (an interrupted one included:
  * what had streamed before a cancel), `usage` the sum over the turn's logged completions, `events` the seqs of
- * its `turn/start` and `turn/end` (both inclusive).
+ * its `turn/start` and `turn/end` (both inclusive). `Output` is the type of a structured answer (`output`).
  */
-export interface TurnResult {
+export interface TurnResult<Output = unknown> {
   readonly sessionId: string
   readonly turn: number
   /** How the turn ended; an `error` carries the failure (also in {@link failure}). */
@@ -38,6 +38,11 @@ export interface TurnResult {
   readonly text: string
   /** Reasoning of that message, when it had any. */
   readonly reasoning?: string
+  /**
+   * The structured answer of a run with `output`: `text` parsed and valid under the schema (for a zod schema,
+   * its parsed value). Set only when the turn ended `completed`; absent from {@link turnResult}'s fold.
+   */
+  readonly output?: Output
   /** Every tool call of the turn, in log order, with its result. */
   readonly toolCalls: readonly TurnToolCall[]
   /** Token usage summed over the turn's completions. */

@@ -20,7 +20,16 @@ it('tools lists the built-in tools with the permission rule that decides their c
   expect(by.edit_file).toMatchObject({ permission: 'ask', rule: 'default: edit_file' })
   expect(by.bash).toMatchObject({ permission: 'ask', rule: 'default: bash', subjectRules: ["allow 'bash: git status*' (config)"] })
   const text = await runCli(['tools', '--root', root], { env: cliEnv(home) })
-  expect(text.stdout).toMatch(/write_file\s+deny\s+config: write_file/)
+  // ISSUE-28 item 9: a header row, aligned columns, and the rule not repeating the tool's name.
+  const lines = text.stdout.split('\n')
+  expect(lines[1]).toMatch(/^\s+TOOL\s+PERMISSION\s+DECIDED BY\s+WHAT IT DOES$/)
+  expect(text.stdout).toMatch(/write_file\s+deny\s+config\s+Create a file/)
+  expect(text.stdout).toMatch(/read_file\s+allow\s+default\s+Read a text file/)
+  const shown = lines.filter((l) => /^\s+(read_file|write_file|bash|list)\s/.test(l))
+  // Every row's description starts in the same column as the header's.
+  const column = (lines[1] as string).indexOf('WHAT IT DOES')
+  for (const row of shown) expect(row.slice(column - 2, column)).toBe('  ')
+  for (const row of shown) expect(row[column]).not.toBe(' ')
   expect(text.stdout).toContain("also: allow 'bash: git status*' (config)")
 }, 60_000)
 
@@ -43,7 +52,13 @@ it('sessions --limit, --all and --search', async () => {
   const table = await runCli(['sessions', '--limit', '2'], { env: cliEnv(home) })
   expect(table.stdout).toContain('showing 2 of 3; --all for all, --limit N for more')
   expect((await runCli(['sessions', '--search', 'fix', '--limit', '1'], { env: cliEnv(home) })).stdout).toContain('showing 1 of 2 matching')
-  expect((await runCli(['sessions'], { env: cliEnv(home) })).stdout).not.toContain('showing')
+  const full = (await runCli(['sessions'], { env: cliEnv(home) })).stdout
+  expect(full).not.toContain('showing')
+  // ISSUE-28 item 9: a header row names the columns.
+  const [head, first] = full.split('\n') as [string, string]
+  expect(head).toMatch(/^ID\s+UPDATED\s+TURNS\s+LAST REASON\s+SIZE\s+COST\s+TITLE$/)
+  expect(first.indexOf('completed')).toBe(head.indexOf('LAST REASON'))
+  expect(first.indexOf('fix the lexer')).toBe(head.indexOf('TITLE'))
   // A lost index is rebuilt, with a note on stderr, and lists the same.
   rmSync(join(home, 'sessions', '.index'), { recursive: true })
   const rebuilt = await runCli(['sessions', '--json'], { env: cliEnv(home) })

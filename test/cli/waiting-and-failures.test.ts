@@ -34,7 +34,7 @@ describe('ISSUE-11 defect 2: waiting shows', () => {
     const pty = startPty(['run', '--provider', 'deepseek', '--base-url', server.baseURL, '--root', root, 'hello'], { env: cliEnv(h, KEY) })
     expect(await pty.exited()).toBe(0)
     const raw = pty.raw()
-    expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] deepseek-flash\S* \S*· \d+ s/)
+    expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for deepseek-flash at 127\.0\.0\.1:\d+\S* \S*· \d+ s/)
     expect(raw).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ↻ 429, retrying in 1\.0 s \(attempt 2\/4\)/)
     expect(pty.screen()).toContain('at last')
   }, 60_000)

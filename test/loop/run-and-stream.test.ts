@@ -26,6 +26,19 @@ function byPrompt(replies: Record<string, ScriptStep>): (request: { messages: re
 }
 
 describe('agent.run()', () => {
+  it('a run queued behind a turn that fails still gets its own turn (the failure does not strand queued input)', async () => {
+    const model = scriptedAdapter({ script: [{ error: { code: 'AUTH', message: 'bad key' } }, { text: 'fine' }] as never, models: { m: { contextWindow: 1000 } } })
+    const harness = createHarness({ adapters: [model] })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'm' })
+    const first = agent.run('one')
+    const second = agent.run('two')
+    expect((await first).reason.kind).toBe('error')
+    const after = await second
+    expect(after.reason.kind).toBe('completed')
+    expect(after.text).toBe('fine')
+    await harness.close()
+  })
+
   it('resolves with the turn that claimed its input: text of the last message, usage summed, tool calls with results, the seqs of turn/start and turn/end', async () => {
     const f = await loopFixture(
       [

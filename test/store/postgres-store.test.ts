@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { HarnessError, Session, type SessionEvent } from '../../src/index.js'
@@ -207,7 +208,8 @@ describe('PostgresStore: schema', () => {
     for (const e of titles(session, 2)) writer.append(e)
     await writer.close()
     await old.close()
-    // What version 2 had: the foreign key with ON DELETE CASCADE, no trigger.
+    // What version 2 had: the foreign key with ON DELETE CASCADE, no trigger, no checkpoint blobs (version 5).
+    await admin.query(`DROP TABLE "${schema}".checkpoint_blobs`)
     await admin.query(`DROP TRIGGER sessions_delete_events ON "${schema}".sessions; DROP FUNCTION "${schema}".delete_session_events()`)
     await admin.query(`ALTER TABLE "${schema}".events ADD FOREIGN KEY (session_id) REFERENCES "${schema}".sessions (id) ON DELETE CASCADE`)
     await admin.query(`UPDATE "${schema}".schema_version SET version = 2`)
@@ -220,6 +222,11 @@ describe('PostgresStore: schema', () => {
     expect((await admin.query(`SELECT version FROM "${schema}".schema_version`)).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }])
     const keys = await admin.query(`SELECT 1 FROM pg_constraint WHERE conrelid = '"${schema}".events'::regclass AND contype = 'f'`)
     expect(keys.rows).toEqual([])
+    // Migration 4 made the blob table again: a checkpoint round trip works on the migrated schema.
+    const blob = Buffer.from('before\n')
+    const key = createHash('sha256').update(blob).digest('hex')
+    await store.checkpointBlobs.put(new Map([[key, blob]]))
+    expect((await store.checkpointBlobs.get(key))?.equals(blob)).toBe(true)
     await admin.query(`DELETE FROM "${schema}".sessions WHERE id = 'old'`)
     expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".events`)).rows).toEqual([{ n: 0 }])
   })

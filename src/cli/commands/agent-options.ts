@@ -29,6 +29,10 @@ export interface AgentFlags {
   readonly maxCost?: number
   readonly json?: boolean
   readonly print?: boolean
+  /** `--raw`: the model's text as it streams, markdown not rendered. */
+  readonly raw?: boolean
+  /** `run --output-schema FILE`: a JSON Schema file the turn's final answer must be valid under. */
+  readonly outputSchema?: string
   readonly verbose?: boolean
   readonly store?: string
   readonly system?: string
@@ -36,6 +40,7 @@ export interface AgentFlags {
   readonly reasoningEffort?: string
   readonly maxOutputTokens?: number
   readonly idleTimeout?: number
+  readonly responseTimeout?: number
   readonly retries?: number
   readonly header?: string[]
   readonly otlp?: string
@@ -98,10 +103,13 @@ const AGENT_OPTIONS = {
   reasoningEffort: (c: Command) => c.option('--reasoning-effort <level>', 'reasoning effort of every request (deepseek: off, low, high, max)'),
   maxOutputTokens: (c: Command) => c.option('--max-output-tokens <n>', 'output token cap of each request', positiveInteger),
   idleTimeout: (c: Command) => c.option('--idle-timeout <seconds>', 'give up on a silent model stream after this long (default 90)', positiveNumber),
+  responseTimeout: (c: Command) =>
+    c.option('--response-timeout <seconds>', 'give up on an attempt whose server has not begun to answer after this long (default 10)', positiveNumber),
   retries: (c: Command) => c.option('--retries <n>', 'retries of a failed model request (default 3)', nonNegativeInteger),
   header: (c: Command) => c.option('--header <name:value>', 'extra HTTP header for model requests (repeatable)', collect),
   json: (c: Command) => c.option('--json', 'write the session events as JSONL to stdout instead of a transcript'),
   print: (c: Command) => c.option('--print', 'write only the final answer to stdout (no transcript)'),
+  raw: (c: Command) => c.option('--raw', 'show answers as the model writes them, without rendering their markdown (rendered only on a colour terminal)'),
   verbose: (c: Command) => c.option('--verbose', 'off a terminal: a status line on stderr per request and retry'),
   otlp: (c: Command) => c.option('--otlp <url>', 'send OpenTelemetry spans of every turn to this OTLP/HTTP endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT)'),
   sandbox: (c: Command) => c.option('--sandbox <mode>', 'where bash runs: bwrap (default; fails closed without bubblewrap) or off (on the host, with your rights)', sandboxMode),
@@ -109,6 +117,7 @@ const AGENT_OPTIONS = {
   networkAsk: (c: Command) => c.option('--network-ask', "let a bash call ask for the network; the permission rules for 'network' decide (default: you are asked)"),
   bashEnv: (c: Command) => c.option('--bash-env <name>', 'pass this environment variable to bash too (repeatable; PREFIX_* for a prefix); provider keys are refused', collect),
   attach: (c: Command) => c.option('--attach', "send the input through the store's inbox and follow the session while a worker runs it (postgres:// stores)"),
+  force: (c: Command) => c.option('--force', 'with --session or -c: resume a quarantined session anyway (the quarantine is lifted)'),
 } as const
 
 /** The name of an agent option (the key commander stores its value under). */
@@ -118,7 +127,7 @@ export type AgentOptionName = keyof typeof AGENT_OPTIONS
 export const ALL_AGENT_OPTION_NAMES: readonly AgentOptionName[] = Object.keys(AGENT_OPTIONS) as AgentOptionName[]
 
 /** The options a session-serving process cannot honour: they pick a session or shape one terminal's output. */
-export const SESSION_OPTION_NAMES: readonly AgentOptionName[] = ['session', 'continue', 'json', 'print', 'verbose', 'attach']
+export const SESSION_OPTION_NAMES: readonly AgentOptionName[] = ['session', 'continue', 'json', 'print', 'raw', 'verbose', 'attach', 'force']
 
 /** Adds the named agent options (all of them by default), in the order `run --help` lists them, then `--store`. */
 export function addAgentOptions(command: Command, names: readonly AgentOptionName[] = ALL_AGENT_OPTION_NAMES): Command {
@@ -183,6 +192,7 @@ export function configFlagsOf(flags: AgentFlags): ConfigFlags {
     maxCost: flags.maxCost,
     store: flags.store,
     idleTimeout: flags.idleTimeout,
+    responseTimeout: flags.responseTimeout,
     retries: flags.retries,
     reasoningEffort: flags.reasoningEffort,
     maxOutputTokens: flags.maxOutputTokens,
@@ -198,7 +208,10 @@ export function configFlagsOf(flags: AgentFlags): ConfigFlags {
  * Resolves config, route, root and key before any session exists: a missing key or bad option fails here,
  * leaving nothing behind.
  */
-export async function prepareRun(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): Promise<PreparedRun> {
+export async function prepareRun(given: AgentFlags, env: NodeJS.ProcessEnv = process.env): Promise<PreparedRun> {
+  // `--provider scripted --script FILE` names the same route twice: only another provider contradicts --script.
+  const { provider: _scripted, ...withoutProvider } = given
+  const flags: AgentFlags = given.script !== undefined && given.provider === 'scripted' ? withoutProvider : given
   const config = resolveConfig(configFlagsOf(flags), env)
   checkRouteFlags(flags)
   if (flags.session !== undefined && flags.continue === true) throw new CliError('--session and --continue both pick a session: pass one of them', EXIT.usage)

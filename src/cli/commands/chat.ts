@@ -15,17 +15,23 @@ import type { SessionStore } from '../../store/types.js'
 import type { PricingCatalogue } from '../../views/cost.js'
 import { compactInChat } from './compact.js'
 import { listSessionsPage, sessionsTable } from './sessions.js'
-import { announce, openAgent, outputMode, removeScratch, reportInterrupted, reportTurnEnd } from './run.js'
+import { pickerLines, RESUME_PICKER_SIZE } from '../session-picker.js'
+import { resolveSessionRef } from '../session-ref.js'
+import { isSubagentSession } from '../../views/child-sessions.js'
+import { announce, endpointOption, openAgent, outputMode, removeScratch, reportInterrupted, reportTurnEnd, routeLine } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 import { attachChat } from '../attach.js'
+import { undoInChat } from './rewind.js'
 
 const HELP = [
   'Type a message and press Enter. End a line with \\ to continue it, or wrap several lines in """ … """.',
   '/cancel          cancel the running turn (Ctrl-C does the same; a second Ctrl-C quits)',
   '/fork            continue in a copy of this session (the original stays as it is)',
+  '/undo            undo the last turn: its file changes and the conversation (continues in a fork)',
   '/compact         summarise the older history now (the recent turns stay as they are)',
   '/model [name]    show or switch the model for the next requests',
   '/sessions        list the 20 most recent sessions',
+  '/resume [ID]     continue another session: by id (a prefix is enough), or picked from a numbered list',
   '/exit            quit (so does Ctrl-D)',
 ].join('\n')
 
@@ -80,6 +86,9 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     mode: outputMode(flags),
     verbose: flags.verbose === true,
     maxAttempts: prepared.config.retry.maxAttempts,
+    ...endpointOption(prepared),
+    // Rendered where escape codes are shown as styles; anywhere else (a pipe, NO_COLOR, --raw) the text stays as written.
+    markdown: style.color && flags.raw !== true,
     turnCost: (events) => costFigure(events, pricing),
     ...costCapOption(prepared.config.maxCostUsd, pricing, () => agent?.session),
   })
@@ -124,11 +133,10 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
     if (prepared.resume !== undefined) {
       agent = await openAgent(harness, prepared)
       reportInterrupted(agent, prepared)
-      announce(output, style, prepared, agent.id)
-    } else if (prepared.route.scriptFile !== undefined) {
-      notice(style.yellow(`[scripted] model replies come from ${prepared.route.scriptFile} — an offline demo, no real model is called`))
     }
-    notice(style.dim(`ledgerloop chat · ${prepared.route.provider} · ${model} · tools in ${prepared.root} · /help for commands`))
+    // One heading names the route (endpoint included) and the tool root; a resumed session adds its id below.
+    const scratch = prepared.scratchRoot ? ' (scratch folder, removed at exit)' : ''
+    announce(output, style, prepared, agent?.id, { heading: `ledgerloop chat · ${routeLine(prepared)} · tools in ${prepared.root}${scratch} · /help for commands` })
     for (;;) {
       const text = await Promise.race([readMessage(input, rl, terminal), quit.then(() => undefined)])
       if (text === undefined || exitCode === EXIT.interrupted || stops.stopped !== undefined) break
@@ -143,6 +151,23 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
         else if (command === '/cancel') notice('nothing is running')
         else if (command === '/compact') notice(await compactInChat(agent))
         else if (command === '/sessions') notice(await recentSessions(prepared.store, pricing, style))
+        else if (command === '/resume') {
+          // The number typed is an answer, not a message: kept out of the history like a permission answer.
+          const id = await chooseSession(arg, prepared.store, pricing, notice, () => readAnswer(new AbortController().signal))
+          if (id === undefined) continue
+          if (id === agent?.id) {
+            notice(`already in session ${id}`)
+            continue
+          }
+          try {
+            const next = await harness.resumeAgent(id, { provider: prepared.route.provider, model, cwd: prepared.root })
+            await agent?.dispose()
+            agent = next
+            notice(`resumed ${id} · ${lastTurnReason(next.session.events)?.kind ?? 'no turns yet'}`)
+          } catch (error) {
+            notice(`cannot resume ${id}: ${(error as Error).message}`)
+          }
+        }
         else if (command === '/model') {
           if (arg !== '') model = arg
           notice(`model: ${model}${arg !== '' ? ' (from the next request on)' : ''}`)
@@ -156,6 +181,10 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
           await agent.dispose()
           agent = await harness.resumeAgent(child, { provider: prepared.route.provider, model, cwd: prepared.root })
           notice(`forked ${parent} → ${child}; you are now in the fork`)
+        } else if (command === '/undo') {
+          const undone = await undoInChat(harness, agent, { provider: prepared.route.provider, model, cwd: prepared.root })
+          agent = undone.agent
+          notice(undone.notice)
         } else notice(`unknown command ${command}; /help lists them`)
         continue
       }
@@ -249,3 +278,31 @@ async function recentSessions(store: SessionStore, pricing: PricingCatalogue, st
 }
 
 const CHAT_SESSIONS_SHOWN = 20
+
+/**
+ * `/resume [ID]`: the session an id (prefix) names, or one picked by its number from the recent sessions (a
+ * numbered list, since the chat's own line editor owns the keys). Undefined when nothing was chosen.
+ */
+async function chooseSession(ref: string, store: SessionStore, pricing: PricingCatalogue, notice: (text: string) => void, readLine: () => Promise<string | undefined>): Promise<string | undefined> {
+  try {
+    if (ref !== '') return await resolveSessionRef(store, ref)
+  } catch (error) {
+    notice((error as Error).message)
+    return undefined
+  }
+  const rows = (await listSessionsPage(store, pricing, { limit: RESUME_PICKER_SIZE, keep: (s) => !isSubagentSession(s) })).rows.filter((r) => r.problem === undefined)
+  if (rows.length === 0) {
+    notice('no sessions to resume')
+    return undefined
+  }
+  const width = (process.stdout.columns ?? 100) - 6
+  notice(pickerLines(rows, width).map((line, i) => `${String(i + 1).padStart(3)}  ${line}`).join('\n'))
+  notice('resume which? type its number (Enter alone cancels)')
+  const answer = (await readLine())?.trim() ?? ''
+  const n = Number(answer)
+  if (answer === '' || !Number.isInteger(n) || n < 1 || n > rows.length) {
+    if (answer !== '') notice(`no session number ${answer}`)
+    return undefined
+  }
+  return (rows[n - 1] as (typeof rows)[number]).id
+}

@@ -1,10 +1,12 @@
 import type { Command } from 'commander'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Agent } from '../../loop/agent.js'
 import { compactNow } from '../../plugins/compaction/compaction.js'
 import type { CompactionOutcome } from '../../plugins/compaction/replace.js'
-import { EXIT } from '../cli-error.js'
+import { CliError, EXIT } from '../cli-error.js'
 import { createCliHarness } from '../cli-harness.js'
-import { openAgent } from './run.js'
 import { addStoreOption, positiveInteger, prepareRun } from './agent-options.js'
 
 /** Options of `ledgerloop compact`. */
@@ -41,14 +43,28 @@ export function registerCompactCommand(program: Command, exit: { code: number })
  */
 export async function compactCommand(id: string, flags: CompactFlags): Promise<number> {
   const prepared = await prepareRun({ ...flags, session: id })
-  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: prepared.root, store: prepared.store })
+  // No tool runs here, but the harness is built with the tools; a tool root that is gone (a demo's scratch folder)
+  // must not stop a compaction, so an empty stand-in folder takes its place for this process.
+  const standIn = existsSync(prepared.root) ? undefined : mkdtempSync(join(tmpdir(), 'ledgerloop-compact-'))
+  const harness = createCliHarness({ config: prepared.config, route: prepared.route, root: standIn ?? prepared.root, store: prepared.store })
   try {
-    const agent = await openAgent(harness, prepared)
-    const outcome = await compactNow(agent, flags.keep !== undefined ? { keepRecentTurns: flags.keep } : {})
+    const resume = prepared.resume as string
+    const { provider, model } = prepared.route
+    // Checked before the session is opened for writing: a route this process cannot call is a usage error, not
+    // a failed compaction in the session's log.
+    if (harness.llm.adapter(provider) === undefined) throw new CliError(`no model adapter for provider '${provider}' (pass --provider, or --script FILE for an offline summary)`, EXIT.usage)
+    // Resumed directly (not through run's openAgent): a --base-url here is for this summary call, not a new
+    // endpoint to remember for the session.
+    const agent = await harness.resumeAgent(resume, { provider, model, cwd: standIn ?? prepared.root })
+    const outcome = await compactNow(agent, { provider, model, ...(flags.keep !== undefined ? { keepRecentTurns: flags.keep } : {}) })
     process.stdout.write(flags.json === true ? `${JSON.stringify({ id: agent.id, ...outcome })}\n` : `${describeCompaction(outcome)}\n`)
     return outcome.outcome === 'failed' || outcome.outcome === 'not-smaller' ? EXIT.failed : EXIT.ok
   } finally {
-    await harness.close()
+    try {
+      await harness.close()
+    } finally {
+      if (standIn !== undefined) rmSync(standIn, { recursive: true, force: true })
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
-import { resolveConfig, worstCaseRequestMs, type EffectiveConfig } from '../../app/config.js'
+import { deadEndpointMs, resolveConfig, worstCaseRequestMs, type EffectiveConfig } from '../../app/config.js'
 import { describeStoreSpec, parseStoreSpec } from '../../app/store-spec.js'
 import { formatDuration } from '../../views/turn-outcome.js'
 import { addStoreOption } from './agent-options.js'
@@ -37,8 +37,10 @@ export function describeConfig(config: EffectiveConfig, env: NodeJS.ProcessEnv =
     maxOutputTokens: config.maxOutputTokens ?? null,
     reasoningEffort: config.reasoningEffort ?? null,
     idleTimeoutMs: config.idleTimeoutMs,
+    responseTimeoutMs: config.responseTimeoutMs,
     retry: config.retry,
     worstCaseRequestMs: worstCaseRequestMs(config),
+    deadEndpointMs: deadEndpointMs(config),
     // Header values may be credentials of a proxy: names only.
     headers: Object.keys(config.headers),
     system: config.system ?? null,
@@ -60,7 +62,7 @@ export async function configCommand(flags: { json?: boolean; store?: string }): 
   }
   const sources = shown.sources as Record<string, string>
   const lines: string[] = []
-  const complex = new Set(['sources', 'providers', 'permissions', 'retry', 'pricing', 'headers', 'configFileStatus', 'worstCaseRequestMs'])
+  const complex = new Set(['sources', 'providers', 'permissions', 'retry', 'pricing', 'headers', 'configFileStatus', 'worstCaseRequestMs', 'deadEndpointMs'])
   for (const [key, value] of Object.entries(shown)) {
     if (complex.has(key)) continue
     const shownValue = key === 'configFile' ? `${String(value)} (${String(shown.configFileStatus)})` : value === null ? '-' : String(value)
@@ -68,6 +70,7 @@ export async function configCommand(flags: { json?: boolean; store?: string }): 
   }
   lines.push(`${'retry'.padEnd(15)} ${JSON.stringify(shown.retry)}   (${sources.retry ?? 'default'})`)
   lines.push(`${'worst case'.padEnd(15)} a stalled server is given up after at most ${formatDuration(worstCaseRequestMs(config))} per request (attempts × idle timeout + retry waits)`)
+  lines.push(`${'dead server'.padEnd(15)} one that never answers fails a request within ${formatDuration(deadEndpointMs(config))} (attempts × response timeout + retry waits)`)
   lines.push(`${'headers'.padEnd(15)} ${JSON.stringify(shown.headers)}`)
   lines.push(`${'permissions'.padEnd(15)} ${JSON.stringify(shown.permissions)}`)
   lines.push(`${'pricing'.padEnd(15)} ${JSON.stringify(shown.pricing)}`)

@@ -32,10 +32,14 @@ export async function replayCommand(ref: string, flags: { json?: boolean; store?
   }
   const report = await replaySession(events, modelFactsFrom(config))
   if (flags.json === true) {
-    process.stdout.write(`${JSON.stringify({ id, ok: report.problems.length === 0, compared: report.compared, problems: report.problems }, null, 2)}\n`)
+    process.stdout.write(`${JSON.stringify({ id, ok: report.problems.length === 0, compared: report.compared, followed: report.followed, problems: report.problems }, null, 2)}\n`)
     return report.problems.length === 0 ? EXIT.ok : EXIT.failed
   }
   const style = styleFor(process.stdout)
+  if (report.followed.length > 0) {
+    const turns = report.followed.join(', ')
+    process.stdout.write(style.dim(`turn${report.followed.length === 1 ? '' : 's'} ${turns} taken from the log (closed by crash repair, or continuing an interrupted turn: no fresh loop writes ${report.followed.length === 1 ? 'it' : 'them'}); the replay went on from there\n`))
+  }
   if (report.problems.length === 0) {
     process.stdout.write(`${style.green('ok')} ${id}: replayed ${report.compared} request${report.compared === 1 ? '' : 's'}; each matches the original\n`)
     return EXIT.ok
@@ -49,7 +53,7 @@ export async function replayCommand(ref: string, flags: { json?: boolean; store?
 export function registerReplay(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('replay').description('re-run the recorded model outputs through a fresh loop and compare every request'))
     .argument('<id>', 'session id (a unique prefix is enough)')
-    .option('--json', '{id, ok, compared, problems}')
+    .option('--json', '{id, ok, compared, followed, problems}')
     .action(async (id: string, flags: { json?: boolean; store?: string }) => {
       exit.code = await replayCommand(id, flags)
     })

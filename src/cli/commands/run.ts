@@ -1,7 +1,9 @@
 import type { Command } from 'commander'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Agent } from '../../loop/agent.js'
+import { structuredOutput, type OutputSchema } from '../../loop/structured-output.js'
+import type { JsonSchema } from '../../tools/types.js'
 import type { Harness } from '../../harness/harness.js'
 import type { SessionEvent, TurnEndReason } from '../../session/events.js'
 import { attachRun } from '../attach.js'
@@ -14,6 +16,7 @@ import { promptingApprover } from '../permission-prompt.js'
 import { exitCodeAfter, watchOutsideStops } from '../run-signals.js'
 import { attachSessionOutput, costCapOption, type SessionOutput } from '../session-output.js'
 import { styleFor, type Style } from '../style.js'
+import { endpointHost, endpointOf } from '../endpoint.js'
 import { describeReason, formatDuration } from '../../views/turn-outcome.js'
 import { exitCodeFor, failureHint } from '../turn-exit.js'
 import { addAgentOptions, prepareRun, type AgentFlags, type PreparedRun } from './agent-options.js'
@@ -22,7 +25,8 @@ import { addAgentOptions, prepareRun, type AgentFlags, type PreparedRun } from '
 async function readStdin(): Promise<string> {
   const parts: Buffer[] = []
   for await (const part of process.stdin) parts.push(part as Buffer)
-  return Buffer.concat(parts).toString('utf8')
+  // `echo "…" |` ends the prompt with a newline the user never typed as part of it.
+  return Buffer.concat(parts).toString('utf8').replace(/(\r?\n)+$/, '')
 }
 
 /** The prompt: the arguments, or stdin for `-` (or no arguments with input piped in). */
@@ -44,7 +48,11 @@ export function outputMode(flags: AgentFlags): 'transcript' | 'json' | 'print' {
 export async function runCommand(words: readonly string[], flags: AgentFlags): Promise<number> {
   const prompt = await promptOf(words)
   if (prompt.trim() === '') throw new CliError('the prompt is empty', EXIT.usage)
-  if (flags.attach === true) return attachRun(prompt, flags)
+  const schema = flags.outputSchema !== undefined ? readOutputSchema(flags.outputSchema) : undefined
+  if (flags.attach === true) {
+    if (schema !== undefined) throw new CliError('--output-schema needs the turn to run here: it cannot be combined with --attach', EXIT.usage)
+    return attachRun(prompt, flags)
+  }
   const prepared = await prepareRun(flags)
   const style = styleFor(process.stdout)
   const mode = outputMode(flags)
@@ -78,6 +86,9 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     mode,
     verbose: flags.verbose === true,
     maxAttempts: prepared.config.retry.maxAttempts,
+    ...endpointOption(prepared),
+    // Rendered where escape codes are shown as styles; anywhere else (a pipe, NO_COLOR, --raw) the text stays as written.
+    markdown: style.color && flags.raw !== true,
     turnCost: (events) => costFigure(events, pricing),
     ...costCapOption(prepared.config.maxCostUsd, pricing, () => agent?.session),
   })
@@ -86,7 +97,7 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
     agent = await openAgent(harness, prepared)
     reportInterrupted(agent, prepared)
     announce(output, style, prepared, agent.id)
-    return await runTurn(agent, prompt, output, prepared)
+    return await runTurn(agent, prompt, output, prepared, schema, mode)
   } finally {
     output.dispose()
     try {
@@ -96,6 +107,12 @@ export async function runCommand(words: readonly string[], flags: AgentFlags): P
       if (prepared.scratchRoot) removeScratch(prepared.root)
     }
   }
+}
+
+/** The `endpoint` option of the session output: the host the waiting spinner names. */
+export function endpointOption(prepared: PreparedRun): { readonly endpoint?: string } {
+  const host = endpointHost(endpointOf(prepared))
+  return host !== undefined ? { endpoint: host } : {}
 }
 
 /** Removes a scripted demo's scratch folder once the run is over (what it wrote is in the log). */
@@ -142,24 +159,60 @@ export function reportInterrupted(agent: Agent, prepared: PreparedRun): void {
   }
 }
 
-/** The opening lines: which model (and that it is scripted), where tools work, which session, which instructions. */
-export function announce(output: SessionOutput, style: Style, prepared: PreparedRun, sessionId: string): void {
+/** `deepseek · deepseek-flash · https://api.deepseek.com`: the route a run talks to, its endpoint included. */
+export function routeLine(prepared: PreparedRun): string {
+  const endpoint = endpointOf(prepared)
+  return `${prepared.route.provider} · ${prepared.route.model}${endpoint !== undefined ? ` · ${endpoint}` : ''}`
+}
+
+/**
+ * The opening lines, each fact once: which model and endpoint (or that it is scripted), which session, where
+ * tools work, which instructions. `chat` passes its own heading, which names the route and the tool root itself.
+ */
+export function announce(output: SessionOutput, style: Style, prepared: PreparedRun, sessionId: string | undefined, options: { readonly heading?: string } = {}): void {
   const { route } = prepared
-  if (route.scriptFile !== undefined) {
-    output.notice(style.yellow(`[scripted] model replies come from ${route.scriptFile} — an offline demo, no real model is called`))
+  const scratch = prepared.scratchRoot ? ' (scratch folder, removed at exit; --root DIR keeps the files)' : ''
+  if (route.scriptFile !== undefined) output.notice(style.yellow(`[scripted] model replies come from ${route.scriptFile} — an offline demo, no real model is called`))
+  if (options.heading !== undefined) {
+    output.notice(style.dim(options.heading))
+    if (sessionId !== undefined) output.notice(style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId}`))
   } else {
-    output.notice(style.dim(`${route.provider} · ${route.model}${prepared.baseURL !== undefined ? ` · ${prepared.baseURL}` : ''}`))
+    if (route.scriptFile === undefined) output.notice(style.dim(routeLine(prepared)))
+    output.notice(style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId ?? ''} · tools in ${prepared.root}${scratch}`))
   }
-  output.notice(
-    style.dim(`${prepared.resume !== undefined ? 'resumed' : 'session'} ${sessionId} · tools in ${prepared.root}${prepared.scratchRoot ? ' (scratch folder, removed at exit; --root DIR keeps the files)' : ''}`),
-  )
   for (const source of prepared.instructions.sources) output.notice(style.dim(`instructions: ${source}`))
   // An unsandboxed shell is a choice the user must keep seeing, so it goes into every turn's footer.
   if (prepared.config.shell && prepared.sandbox === 'off') output.renderer?.setFooterNote(style.yellow('sandbox: off'))
   else if (prepared.config.shell && prepared.network !== false) output.renderer?.setFooterNote(style.yellow(prepared.network === true ? 'network: on' : 'network: on request'))
 }
 
-async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prepared: PreparedRun): Promise<number> {
+/**
+ * `--output-schema FILE`: the JSON Schema, read and compiled up front, so a missing file or a schema that does not
+ * compile is a usage error before any session is opened.
+ */
+export function readOutputSchema(file: string): JsonSchema {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new CliError(`--output-schema: cannot read ${file}: ${(error as Error).message}`, EXIT.usage)
+  }
+  let schema: unknown
+  try {
+    schema = JSON.parse(text)
+  } catch (error) {
+    throw new CliError(`--output-schema: ${file} is not JSON: ${(error as Error).message}`, EXIT.usage)
+  }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new CliError(`--output-schema: ${file} must hold a JSON Schema object`, EXIT.usage)
+  try {
+    structuredOutput(schema as JsonSchema)
+  } catch (error) {
+    throw new CliError(`--output-schema: ${(error as Error).message}`, EXIT.usage)
+  }
+  return schema as JsonSchema
+}
+
+async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prepared: PreparedRun, schema?: OutputSchema, mode?: 'transcript' | 'json' | 'print'): Promise<number> {
   const firstNewSeq = agent.session.length
   let interrupts = 0
   const onSigint = (): void => {
@@ -172,7 +225,13 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prep
   // A scripted step that hangs holds no socket or timer; without this the process would exit mid-turn.
   const keepAlive = setInterval(() => {}, 60_000)
   try {
-    agent.followup(prompt)
+    if (schema === undefined) {
+      agent.followup(prompt)
+    } else {
+      const result = await agent.run(prompt, { output: schema })
+      // The answer parsed, after the events: the one line of stdout that is not an event (no seq).
+      if (mode === 'json' && result.output !== undefined) process.stdout.write(`${JSON.stringify({ type: 'output', turn: result.turn, output: result.output })}\n`)
+    }
     await agent.whenIdle()
   } finally {
     clearInterval(keepAlive)
@@ -239,6 +298,7 @@ export function registerRun(program: Command, exit: { code: number }): void {
     .description('run one turn for PROMPT and exit with its outcome')
     .argument('[prompt...]', 'what to ask; - (or nothing, with input piped in) reads it from stdin')
     .option('--demo', `the offline demo: a scripted model (no key) takes notes in a scratch folder (prompt default "${DEMO_PROMPT}")`)
+    .option('--output-schema <file>', 'the final answer must be JSON valid under this JSON Schema file (repaired up to twice, else exit 1 with OUTPUT_INVALID)')
   addAgentOptions(command)
     .addHelpText('after', RUN_EXAMPLES)
     .action(async (prompt: string[], flags: AgentFlags & { readonly demo?: boolean }) => {
@@ -258,4 +318,5 @@ Examples:
   git diff | ledgerloop run --print "review this diff"  prompt from stdin, only the answer on stdout
   ledgerloop run --yes --root ./sandbox "tidy the notes"
   ledgerloop run --demo                                offline demo: scripted model, no key
-  ledgerloop run --script my-script.json "Take notes"  your own scripted model (a JSON array of script steps)`
+  ledgerloop run --script my-script.json "Take notes"  your own scripted model (a JSON array of script steps)
+  ledgerloop run --output-schema answer.schema.json --json "rate README.md"   last stdout line: {"type":"output",…}`

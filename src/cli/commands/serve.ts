@@ -13,9 +13,15 @@ import type { ServeFlags } from './serve-flags.js'
 
 export type { ServeFlags }
 
+/** Agent options that pick one session or shape one terminal's output: `serve` refuses them. */
+const REFUSED_BY_SERVE: readonly string[] = ['session', 'continue', 'json', 'print', 'raw', 'attach', 'force']
+
 /** Adds the options of `serve` (the agent options of `run`, minus the per-run ones, plus host, port, token). */
 export function addServeOptions(command: Command): Command {
-  return addAgentOptions(command)
+  addAgentOptions(command)
+  // Still parsed, so passing one gets the message saying why it does not apply; but help lists only what works.
+  for (const option of command.options) if (REFUSED_BY_SERVE.includes(option.attributeName())) option.hideHelp()
+  return command
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 4141)
     .option('--token <token>', 'the access token (default: a random one, printed once in the page URL)')
@@ -53,8 +59,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export async function serveCommand(flags: ServeFlags): Promise<number> {
   if (flags.session !== undefined) throw new CliError('serve runs every session of the store: --session does not apply (open the session in the page)', EXIT.usage)
   if (flags.json === true) throw new CliError('serve has no --json output: the API is JSON (GET /api/sessions/ID/events)', EXIT.usage)
-  if (flags.continue === true || flags.print === true || flags.attach === true) {
-    throw new CliError('-c, --print and --attach are options of run and chat; serve runs every session of the store from the page and the API', EXIT.usage)
+  if (flags.continue === true || flags.print === true || flags.raw === true || flags.attach === true) {
+    throw new CliError('-c, --print, --raw and --attach are options of run and chat; serve runs every session of the store from the page and the API', EXIT.usage)
   }
   if (flags.unsafeNoToken === true && flags.token !== undefined) throw new CliError('--token and --unsafe-no-token contradict each other', EXIT.usage)
   if (flags.unsafeNoToken === true && !isLoopbackHost(flags.host)) {

@@ -84,6 +84,9 @@ function cliRow(f: SessionRowFacts): SessionRow {
 /** Formats rows as the `sessions` table. */
 export function sessionsTable(rows: readonly SessionRow[], dim: (s: string) => string = (s) => s): string {
   if (rows.length === 0) return 'no sessions yet (ledgerloop run "…" starts one)\n'
+  const idWidth = Math.max(...rows.map((r) => r.id.length))
+  // The same widths as the rows below, so each name stands over its column.
+  const header = dim(`${'ID'.padEnd(idWidth)}  ${'UPDATED'.padEnd(19)}  ${'TURNS'.padEnd(9)}  ${'LAST REASON'.padEnd(11)} ${'SIZE'.padStart(7)} ${'COST'.padStart(10)}  TITLE`)
   const lines = rows.map((r) => {
     const when = r.updatedAt.replace('T', ' ').slice(0, 19)
     const size = r.sizeBytes === undefined ? '' : r.sizeBytes < 10_240 ? `${r.sizeBytes} B` : `${Math.round(r.sizeBytes / 1024)} KB`
@@ -94,9 +97,9 @@ export function sessionsTable(rows: readonly SessionRow[], dim: (s: string) => s
       : r.parentSession !== undefined
         ? dim(`↳ fork of ${r.parentSession.slice(0, 8)} `)
         : ''
-    return `${r.id}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${child}${title}`
+    return `${r.id.padEnd(idWidth)}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${child}${title}`
   })
-  return `${lines.join('\n')}\n`
+  return `${[header, ...lines].join('\n')}\n`
 }
 
 /** Flags of `sessions`. */

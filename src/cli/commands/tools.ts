@@ -49,6 +49,18 @@ export function permissionOf(tool: string, user: PermissionRules, defaults: Perm
   return { permission: 'ask', rule: 'no rule matches: ask', subjectRules }
 }
 
+/**
+ * Who decides a tool's calls, without repeating the tool's own name: `default` or `config` when the rule is the
+ * tool's name, the rule itself when it is a pattern (`config: *_file`), `no rule` when none matches.
+ */
+function decidedBy(row: Pick<ToolRow, 'name' | 'rule'>): string {
+  const colon = row.rule.indexOf(': ')
+  if (colon < 0 || row.rule.startsWith('no rule')) return 'no rule'
+  const origin = row.rule.slice(0, colon)
+  const rule = row.rule.slice(colon + 2)
+  return rule === row.name ? origin : row.rule
+}
+
 /** `ledgerloop tools [--json] [--root DIR]`: the tools an agent would get (built-in and MCP), with their permission rule. */
 export async function toolsCommand(flags: { json?: boolean; root?: string; store?: string }): Promise<number> {
   const config = resolveConfig({ ...(flags.root !== undefined ? { root: flags.root } : {}), ...(flags.store !== undefined ? { store: flags.store } : {}) })
@@ -71,13 +83,21 @@ export async function toolsCommand(flags: { json?: boolean; root?: string; store
     return EXIT.ok
   }
   const style = styleFor(process.stdout)
-  const width = Math.max(...rows.map((r) => r.name.length))
-  const lines = [`tools in ${config.root}${config.shell ? '' : ' (the shell is off: "shell": false in the config file)'}`]
-  for (const row of rows) {
-    const permission = row.permission === 'allow' ? style.green('allow') : row.permission === 'deny' ? style.red('deny ') : style.yellow('ask  ')
-    lines.push(`  ${style.bold(row.name.padEnd(width))}  ${permission}  ${style.dim(row.rule)}  ${row.description.split(/(?<=\.)\s/)[0] ?? ''}`)
-    for (const rule of row.subjectRules) lines.push(`  ${' '.repeat(width)}         ${style.dim(`also: ${rule}`)}`)
-  }
+  const decided = rows.map((row) => decidedBy(row))
+  const nameWidth = Math.max('TOOL'.length, ...rows.map((r) => r.name.length))
+  const byWidth = Math.max('DECIDED BY'.length, ...decided.map((d) => d.length))
+  const permissionWidth = 'PERMISSION'.length
+  const lines = [
+    `tools in ${config.root}${config.shell ? '' : ' (the shell is off: "shell": false in the config file)'}`,
+    style.dim(`  ${'TOOL'.padEnd(nameWidth)}  ${'PERMISSION'}  ${'DECIDED BY'.padEnd(byWidth)}  WHAT IT DOES`),
+  ]
+  rows.forEach((row, i) => {
+    // Padded before colouring: escape codes have no width on screen but do in padEnd.
+    const padded = row.permission.padEnd(permissionWidth)
+    const permission = row.permission === 'allow' ? style.green(padded) : row.permission === 'deny' ? style.red(padded) : style.yellow(padded)
+    lines.push(`  ${style.bold(row.name.padEnd(nameWidth))}  ${permission}  ${style.dim((decided[i] as string).padEnd(byWidth))}  ${row.description.split(/(?<=\.)\s/)[0] ?? ''}`)
+    for (const rule of row.subjectRules) lines.push(`  ${' '.repeat(nameWidth + permissionWidth + 4)}${style.dim(`also: ${rule}`)}`)
+  })
   lines.push(style.dim('ask = a question on a terminal; denied in scripts unless --yes. Rules live under "permissions" in the config file.'))
   process.stdout.write(`${lines.join('\n')}\n`)
   return EXIT.ok

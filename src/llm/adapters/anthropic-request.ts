@@ -76,7 +76,29 @@ export function anthropicBody(request: GenerateOptions, traits: AnthropicEndpoin
     }
   }
   if (request.temperature !== undefined && !thinking) body.temperature = request.temperature
+  if (request.output !== undefined) addAnswerTool(body, request, thinking)
   return body
+}
+
+/**
+ * Structured output through a tool the answer is given to (its input is the JSON value; the stream reads it back
+ * as text, see `AnthropicTranslator`). The tool is forced: `tool_choice` names it when it is the only tool, and
+ * is `any` beside the agent's own tools (each step then calls a tool, the last one the answer tool). With
+ * extended thinking Anthropic accepts only `auto`, so the system prompt asks for the tool instead.
+ */
+function addAnswerTool(body: Record<string, JsonValue>, request: GenerateOptions, thinking: boolean): void {
+  const output = request.output
+  if (output === undefined) return
+  const description = `Give your final answer by calling this tool; its input is the answer${output.description !== undefined && output.description !== '' ? `: ${output.description}` : '.'}`
+  const tools = Array.isArray(body.tools) ? body.tools : []
+  body.tools = [...tools, { name: output.name, description, input_schema: output.schema }]
+  if (thinking) {
+    const ask = `When you have the final answer, give it by calling the \`${output.name}\` tool, never as text.`
+    body.system = request.system !== undefined && request.system !== '' ? `${request.system}\n\n${ask}` : ask
+    body.tool_choice = { type: 'auto' }
+  } else {
+    body.tool_choice = tools.length === 0 ? { type: 'tool', name: output.name } : { type: 'any' }
+  }
 }
 
 /**

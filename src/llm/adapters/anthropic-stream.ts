@@ -19,8 +19,10 @@ const asCount = (v: unknown): number | undefined => (typeof v === 'number' && Nu
 export class AnthropicTranslator {
   readonly #blocks = new StreamBlocks()
   readonly #wire: WireStream
-  /** Wire index → the kind of block we opened for it (`ignored` for kinds we do not model). */
-  readonly #kinds = new Map<string, 'text' | 'thinking' | 'tool_use' | 'ignored'>()
+  /** Wire index → the kind of block we opened for it (`ignored` for kinds we do not model, `answer` for the answer tool). */
+  readonly #kinds = new Map<string, 'text' | 'thinking' | 'tool_use' | 'answer' | 'ignored'>()
+  /** The structured-output answer tool's name, when the request had `output`. */
+  readonly #answerTool: string | undefined
   readonly #toolArgsSeen = new Set<string>()
   #usage: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } = {}
   #stopReason: string | undefined
@@ -29,9 +31,11 @@ export class AnthropicTranslator {
    * @param provider - route name for messages
    * @param secrets - redacted from provider-authored text
    * @param requestId - the response's request id, attached to failures
+   * @param answerTool - the structured-output answer tool: its call is read as the answer's text (its input)
    */
-  constructor(provider: string, secrets: readonly string[], requestId?: string) {
+  constructor(provider: string, secrets: readonly string[], requestId?: string, answerTool?: string) {
     this.#wire = new WireStream(provider, secrets, requestId)
+    this.#answerTool = answerTool
   }
 
   /** Translates one event (its `data`; the `type` inside the data is authoritative over the SSE event name). */
@@ -83,6 +87,11 @@ export class AnthropicTranslator {
         return chunks
       }
       case 'tool_use':
+        // The answer is the tool's input: as text it is the turn's answer, not a call for the loop to run.
+        if (this.#answerTool !== undefined && block.name === this.#answerTool) {
+          this.#kinds.set(key, 'answer')
+          return []
+        }
         this.#kinds.set(key, 'tool_use')
         return this.#blocks.toolCall(key, { id: asString(block.id) ?? '', name: asString(block.name) ?? '', argumentsDelta: '' })
       default:
@@ -102,9 +111,10 @@ export class AnthropicTranslator {
       case 'signature_delta':
         return kind === 'thinking' ? this.#blocks.signature(key, asString(delta.signature) ?? '') : []
       case 'input_json_delta': {
-        if (kind !== 'tool_use') return []
+        if (kind !== 'tool_use' && kind !== 'answer') return []
         const part = asString(delta.partial_json) ?? ''
         if (part !== '') this.#toolArgsSeen.add(key)
+        if (kind === 'answer') return this.#blocks.text(key, part)
         return this.#blocks.toolCall(key, { argumentsDelta: part })
       }
       default:
@@ -116,6 +126,7 @@ export class AnthropicTranslator {
     const chunks: StreamChunk[] = []
     // A tool called with no arguments streams no input_json_delta; its input is the empty object.
     if (this.#kinds.get(key) === 'tool_use' && !this.#toolArgsSeen.has(key)) chunks.push(...this.#blocks.toolCall(key, { argumentsDelta: '{}' }))
+    if (this.#kinds.get(key) === 'answer' && !this.#toolArgsSeen.has(key)) chunks.push(...this.#blocks.text(key, '{}'))
     chunks.push(...this.#blocks.close(key))
     return chunks
   }
@@ -153,7 +164,8 @@ export class AnthropicTranslator {
       case 'pause_turn':
       case 'tool_use':
         if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} finished without any content`, 'EMPTY_RESPONSE') }
-        return reason === 'tool_use' ? { kind: 'tool-calls' } : { kind: 'stop' }
+        // A reply whose only tool call was the answer tool is a final answer.
+        return reason === 'tool_use' && this.#blocks.toolCallCount > 0 ? { kind: 'tool-calls' } : { kind: 'stop' }
       case 'max_tokens':
         return { kind: 'max-tokens' }
       case 'refusal':

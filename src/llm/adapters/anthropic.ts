@@ -26,6 +26,8 @@ export interface AnthropicAdapterOptions {
   readonly models?: Readonly<Record<string, ModelInfo>>
   /** Idle-stream watchdog in ms (default 300000). */
   readonly idleTimeoutMs?: number
+  /** Longest wait for the HTTP response before `TIMEOUT` (default 10000; never more than the idle timeout). */
+  readonly responseTimeoutMs?: number
   /** Extra request headers (a proxy's, a gateway's); the key and version headers win over them. */
   readonly headers?: Readonly<Record<string, string>>
   /** `fetch` implementation (tests); the global one by default. */
@@ -96,8 +98,9 @@ async function* streamMessages(
       secrets: [key],
       ...(request.signal !== undefined ? { signal: request.signal } : {}),
       ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      ...(options.responseTimeoutMs !== undefined ? { responseTimeoutMs: options.responseTimeoutMs } : {}),
       ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
     },
-    (requestId) => new AnthropicTranslator('anthropic', [key], requestId),
+    (requestId) => new AnthropicTranslator('anthropic', [key], requestId, request.output?.name),
   )
 }

@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../json/lossless.js'
-import type { ContentBlock, GenerateOptions, ImageBlock, Message } from '../types.js'
+import { systemWithOutput } from '../output-instruction.js'
+import type { ContentBlock, GenerateOptions, ImageBlock, Message, StructuredOutputMode } from '../types.js'
 
 /** How one Chat Completions dialect differs from the plain OpenAI shape. */
 export interface ChatCompletionsDialect {
@@ -15,6 +16,8 @@ export interface ChatCompletionsDialect {
   readonly streamUsage: boolean
   /** Adds provider-specific parameters (DeepSeek thinking mode, OpenAI `reasoning_effort`) to the body. */
   readonly reasoningParams: (request: GenerateOptions) => ReasoningParams
+  /** How a model the table says nothing about takes structured output (default `json-schema`; `ModelInfo.structuredOutput` wins). */
+  readonly outputMode?: StructuredOutputMode
 }
 
 /** Reasoning parameters a dialect adds, and whether sampling parameters still apply. */
@@ -40,14 +43,27 @@ type WireMessage =
 
 /**
  * Builds the JSON body of a streaming Chat Completions request. Unset options are omitted, never sent as
- * `null`; `stream` is always on.
+ * `null`; `stream` is always on. With `output`, `outputMode` says how it is asked for: `json-schema` sends
+ * `response_format: {type: 'json_schema', json_schema: {name, description?, schema, strict}}`; `json-object` sends
+ * `response_format: {type: 'json_object'}` and the schema as an instruction in the system prompt (DeepSeek's JSON
+ * mode needs the word "json" and the expected shape in the prompt); `instructions` only the instruction.
  */
-export function chatCompletionsBody(request: GenerateOptions, dialect: ChatCompletionsDialect): Record<string, JsonValue> {
+export function chatCompletionsBody(request: GenerateOptions, dialect: ChatCompletionsDialect, outputMode: StructuredOutputMode = dialect.outputMode ?? 'json-schema'): Record<string, JsonValue> {
   const reasoning = dialect.reasoningParams(request)
+  const output = request.output
+  const instructed = output !== undefined && outputMode !== 'json-schema'
+  const system = instructed ? systemWithOutput(request) : request.system
   const body: Record<string, JsonValue> = {
     model: request.model,
-    messages: chatCompletionsMessages(request, dialect) as unknown as JsonValue,
+    messages: chatCompletionsMessages(system === request.system ? request : { ...request, ...(system !== undefined ? { system } : {}) }, dialect) as unknown as JsonValue,
     stream: true,
+  }
+  if (output !== undefined && outputMode === 'json-schema') {
+    const jsonSchema: Record<string, JsonValue> = { name: output.name, schema: output.schema, strict: output.strict }
+    if (output.description !== undefined) jsonSchema.description = output.description
+    body.response_format = { type: 'json_schema', json_schema: jsonSchema }
+  } else if (output !== undefined && outputMode === 'json-object') {
+    body.response_format = { type: 'json_object' }
   }
   if (dialect.streamUsage) body.stream_options = { include_usage: true }
   if (request.tools !== undefined && request.tools.length > 0) {

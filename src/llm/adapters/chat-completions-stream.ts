@@ -25,14 +25,19 @@ export class ChatCompletionsTranslator {
   #usage: TokenUsage | undefined
   /** The refusal text so far; non-empty means the model declined and the finish says so. */
   #refusal = ''
+  readonly #requireText: boolean
+  /** Whether any non-blank visible text arrived (JSON mode's empty-content check). */
+  #sawText = false
 
   /**
    * @param provider - route name for messages
    * @param secrets - redacted from provider-authored text
    * @param requestId - the response's request id, attached to failures
+   * @param options - `requireText`: a `stop` with no visible text and no tool call is `EMPTY_RESPONSE` (JSON mode)
    */
-  constructor(provider: string, secrets: readonly string[], requestId?: string) {
+  constructor(provider: string, secrets: readonly string[], requestId?: string, options: { readonly requireText?: boolean } = {}) {
     this.#wire = new WireStream(provider, secrets, requestId)
+    this.#requireText = options.requireText === true
   }
 
   /** Translates one event's `data`. */
@@ -60,7 +65,10 @@ export class ChatCompletionsTranslator {
       const delta = (typeof choice.delta === 'object' && choice.delta !== null ? choice.delta : {}) as Record<string, unknown>
       const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : ''
       chunks.push(...this.#blocks.reasoning('reasoning', reasoning))
-      if (typeof delta.content === 'string') chunks.push(...this.#blocks.text('text', delta.content))
+      if (typeof delta.content === 'string') {
+        if (delta.content.trim() !== '') this.#sawText = true
+        chunks.push(...this.#blocks.text('text', delta.content))
+      }
       // OpenAI opens a refusal with `refusal: ""` beside `content: null`, then spells it in `refusal` pieces.
       if (typeof delta.refusal === 'string' && delta.refusal !== '') {
         this.#refusal += delta.refusal
@@ -112,6 +120,9 @@ export class ChatCompletionsTranslator {
         // A refusal is an answer, not a glitch: retrying asks the same question and gets the same refusal.
         if (this.#refusal !== '') return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} refused: ${this.#refusal}`, 'MODEL_REFUSED') }
         if (!this.#blocks.anyOpened) return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} finished without any content`, 'EMPTY_RESPONSE') }
+        if (this.#requireText && !this.#sawText && this.#blocks.toolCallCount === 0) {
+          return { kind: 'error', failure: this.#wire.failure(`${this.#wire.provider} finished a JSON-mode reply with empty content`, 'EMPTY_RESPONSE') }
+        }
         return wireReason === 'stop' ? { kind: 'stop' } : { kind: 'tool-calls' }
       case 'length':
         return { kind: 'max-tokens' }

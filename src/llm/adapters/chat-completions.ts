@@ -18,6 +18,7 @@ export interface ChatCompletionsAdapterConfig {
   readonly models: Readonly<Record<string, ModelInfo>>
   readonly dialect: ChatCompletionsDialect
   readonly idleTimeoutMs?: number
+  readonly responseTimeoutMs?: number
   readonly fetch?: typeof fetch
 }
 
@@ -40,9 +41,10 @@ async function* streamChatCompletions(config: ChatCompletionsAdapterConfig, requ
     return
   }
   const secrets = key !== undefined ? [key] : []
+  const outputMode = (Object.hasOwn(config.models, request.model) ? config.models[request.model]?.structuredOutput : undefined) ?? config.dialect.outputMode ?? 'json-schema'
   let body: string
   try {
-    body = JSON.stringify(chatCompletionsBody(request, config.dialect))
+    body = JSON.stringify(chatCompletionsBody(request, config.dialect, outputMode))
   } catch (error) {
     yield failureFinish(normalizeLlmFailure(error), request.signal)
     return
@@ -56,8 +58,10 @@ async function* streamChatCompletions(config: ChatCompletionsAdapterConfig, requ
       secrets,
       ...(request.signal !== undefined ? { signal: request.signal } : {}),
       ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
+      ...(config.responseTimeoutMs !== undefined ? { responseTimeoutMs: config.responseTimeoutMs } : {}),
       ...(config.fetch !== undefined ? { fetch: config.fetch } : {}),
     },
-    (requestId) => new ChatCompletionsTranslator(config.provider, secrets, requestId),
+    // JSON mode may answer with empty content (DeepSeek documents it): a failure to retry, not an answer to repair.
+    (requestId) => new ChatCompletionsTranslator(config.provider, secrets, requestId, { requireText: request.output !== undefined && outputMode === 'json-object' }),
   )
 }

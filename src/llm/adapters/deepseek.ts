@@ -77,6 +77,8 @@ export interface DeepseekAdapterOptions {
   readonly models?: Readonly<Record<string, ModelInfo>>
   /** Idle-stream watchdog in ms (default 300000). */
   readonly idleTimeoutMs?: number
+  /** Longest wait for the HTTP response before `TIMEOUT` (default 10000; never more than the idle timeout). */
+  readonly responseTimeoutMs?: number
   /** Extra request headers (a proxy's, a gateway's). */
   readonly headers?: Readonly<Record<string, string>>
   /** `fetch` implementation (tests); the global one by default. */
@@ -125,8 +127,11 @@ export function deepseekAdapter(options: DeepseekAdapterOptions = {}): LlmAdapte
       reasoningHistoryField: 'reasoning_content',
       streamUsage: true,
       reasoningParams: deepseekReasoningParams,
+      // DeepSeek's JSON Output is `json_object` only: the schema goes into the system prompt.
+      outputMode: 'json-object',
     },
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.responseTimeoutMs !== undefined ? { responseTimeoutMs: options.responseTimeoutMs } : {}),
     ...(options.headers !== undefined ? { headers: options.headers } : {}),
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   })

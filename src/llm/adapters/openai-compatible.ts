@@ -35,6 +35,8 @@ export interface OpenaiCompatibleAdapterOptions {
   readonly quirks?: ChatCompletionsQuirks
   /** Idle-stream watchdog in ms (default 300000). */
   readonly idleTimeoutMs?: number
+  /** Longest wait for the HTTP response before `TIMEOUT` (default 10000; never more than the idle timeout). */
+  readonly responseTimeoutMs?: number
   /** `fetch` implementation (tests); the global one by default. */
   readonly fetch?: typeof fetch
 }
@@ -75,8 +77,11 @@ export function openaiCompatibleAdapter(options: OpenaiCompatibleAdapterOptions)
       reasoningHistoryField: quirks.sendReasoningAs ?? false,
       streamUsage: quirks.streamUsage ?? true,
       reasoningParams,
+      // A model whose server lacks `json_schema` says so in its table entry (`structuredOutput`).
+      outputMode: 'json-schema',
     },
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.responseTimeoutMs !== undefined ? { responseTimeoutMs: options.responseTimeoutMs } : {}),
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   })
 }

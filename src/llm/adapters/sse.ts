@@ -6,6 +6,14 @@ import { LEDGERLOOP_USER_AGENT } from './user-agent.js'
 /** Default idle-stream watchdog: five minutes without a byte ends the attempt with `TIMEOUT`. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 300_000
 
+/**
+ * Default response watchdog: a server that has not begun to answer (no HTTP response) within ten seconds is
+ * treated as down. Providers send their response headers at once and then stream (DeepSeek keeps a queued
+ * request alive with `: keep-alive` comments), so this separates a dead endpoint, which should fail fast, from a
+ * slow model, which the idle watchdog lets stream.
+ */
+export const DEFAULT_RESPONSE_TIMEOUT_MS = 10_000
+
 /** Largest error body we read to build a failure message (a proxy's HTML page can be large). */
 const MAX_ERROR_BODY_CHARS = 64 * 1024
 
@@ -22,6 +30,11 @@ export interface EventStreamRequest {
   readonly signal?: AbortSignal
   /** Longest silence (no byte, comments included) before `TIMEOUT`; default {@link DEFAULT_IDLE_TIMEOUT_MS}. */
   readonly idleTimeoutMs?: number
+  /**
+   * Longest wait for the HTTP response (its status and headers) before `TIMEOUT`; default
+   * {@link DEFAULT_RESPONSE_TIMEOUT_MS}, never longer than the idle timeout.
+   */
+  readonly responseTimeoutMs?: number
   /** Values that must never appear in a failure message (the API key). */
   readonly secrets: readonly string[]
   /** `fetch` to use; the global one by default (injectable for tests). */
@@ -49,14 +62,16 @@ export interface EventStream {
  */
 class AttemptControl {
   readonly controller = new AbortController()
-  #cause: 'caller' | 'idle' | undefined
+  #cause: 'caller' | 'idle' | 'no-response' | undefined
   #timer: ReturnType<typeof setTimeout> | undefined
   readonly #idleMs: number
+  readonly #responseMs: number
   readonly #callerSignal: AbortSignal | undefined
   readonly #onCallerAbort = (): void => this.#abort('caller')
 
-  constructor(idleMs: number, callerSignal: AbortSignal | undefined) {
+  constructor(idleMs: number, responseMs: number, callerSignal: AbortSignal | undefined) {
     this.#idleMs = idleMs
+    this.#responseMs = Math.min(responseMs, idleMs)
     this.#callerSignal = callerSignal
     callerSignal?.addEventListener('abort', this.#onCallerAbort, { once: true })
     if (callerSignal?.aborted === true) this.#abort('caller')
@@ -66,6 +81,12 @@ class AttemptControl {
   arm(): void {
     clearTimeout(this.#timer)
     this.#timer = setTimeout(() => this.#abort('idle'), this.#idleMs)
+  }
+
+  /** Starts the response timer: armed while the request waits for the server's status and headers. */
+  armResponse(): void {
+    clearTimeout(this.#timer)
+    this.#timer = setTimeout(() => this.#abort('no-response'), this.#responseMs)
   }
 
   /** Stops the idle timer while the consumer, not the network, holds us up. */
@@ -83,6 +104,9 @@ class AttemptControl {
   /** The failure to report for a network error, naming the cause when we caused it ourselves. */
   failure(provider: string, what: string, error: unknown, secrets: readonly string[]): LlmError {
     if (this.#cause === 'caller') return new LlmError({ message: `${provider} request aborted by the caller`, code: 'ABORTED' }, { cause: error })
+    if (this.#cause === 'no-response') {
+      return new LlmError({ message: `${provider} sent no response within ${this.#responseMs} ms (response watchdog): ${what}`, code: 'TIMEOUT' }, { cause: error })
+    }
     if (this.#cause === 'idle') {
       return new LlmError({ message: `${provider} stream was idle for ${this.#idleMs} ms (idle watchdog)`, code: 'TIMEOUT' }, { cause: error })
     }
@@ -94,7 +118,7 @@ class AttemptControl {
     return this.#cause !== undefined
   }
 
-  #abort(cause: 'caller' | 'idle'): void {
+  #abort(cause: 'caller' | 'idle' | 'no-response'): void {
     this.#cause ??= cause
     clearTimeout(this.#timer)
     if (!this.controller.signal.aborted) this.controller.abort()
@@ -125,12 +149,12 @@ function describeNetworkError(error: unknown): string {
  * character split across chunks survives. When the consumer stops early, the socket is closed.
  */
 export async function openEventStream(request: EventStreamRequest): Promise<EventStream> {
-  const control = new AttemptControl(request.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, request.signal)
+  const control = new AttemptControl(request.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, request.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS, request.signal)
   const doFetch = request.fetch ?? fetch
   let response: Response
   try {
     if (control.aborted) throw new Error('aborted before the request was sent')
-    control.arm()
+    control.armResponse()
     response = await doFetch(request.url, {
       method: 'POST',
       headers: {
@@ -146,6 +170,8 @@ export async function openEventStream(request: EventStreamRequest): Promise<Even
     control.release()
     throw control.failure(request.provider, `request to ${request.url}`, error, request.secrets)
   }
+  // The server answered: from here on only silence in the body counts.
+  control.arm()
   const requestId = requestIdFrom(response.headers)
   if (!response.ok) {
     let bodyText = ''

@@ -15,6 +15,7 @@ import { SessionDigest, summarizeSessionFile, summaryOf } from '../session-diges
 import type { CommittedEvidence } from '../log-judgement.js'
 import { encodeRecordLines, headerRecord, loadSessionFile, type LoadedSessionFile } from '../session-file.js'
 import { SessionIndex } from './session-index.js'
+import { JsonlCheckpointBlobs } from './checkpoint-blobs.js'
 import { TextRunBuffer } from './text-run-buffer.js'
 import { sessionList } from '../session-list.js'
 import { checkSeed, checkSessionId, storedSession } from '../stored-log.js'
@@ -88,6 +89,8 @@ export class JsonlStore implements SessionStore {
   readonly #index: SessionIndex
   readonly #writers = new Set<JsonlWriter>()
   #dirChecked = false
+  /** File checkpoints of these sessions, in `<dir>/.checkpoints/`. */
+  readonly checkpointBlobs: JsonlCheckpointBlobs
 
   /** @param options - `dir` is required */
   constructor(options: JsonlStoreOptions) {
@@ -109,6 +112,7 @@ export class JsonlStore implements SessionStore {
     // Interval mode never blocks the loop on the disk: its fsync runs on the thread pool.
     this.#policy = { pack: this.#pack, delayMs, maxDelayMs: interval ? MAX_FLUSH_INTERVAL_MS : MAX_FLUSH_DELAY_MS, blockingSync: mode === 'tool' || mode === 'blocking', interval }
     this.#index = new SessionIndex(this.dir, (id) => summarizeSessionFile(this.dir, id))
+    this.checkpointBlobs = new JsonlCheckpointBlobs(this.dir)
   }
 
   /** Path of the session index (`<dir>/.index/sessions.jsonl`, see {@link JsonlStore.list}). */

@@ -16,6 +16,7 @@ import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptio
 import { migrateSchema, storeTables, type StoreTables } from './schema.js'
 import { listSessions } from './session-listing.js'
 import { Readiness, withStoreErrors, writeFailure } from './pg-errors.js'
+import { PostgresCheckpointBlobs } from './checkpoint-blobs.js'
 
 /** Options of {@link PostgresStore}. Give `connectionString` or `pool`. */
 export interface PostgresStoreOptions {
@@ -101,6 +102,7 @@ export class PostgresStore implements SessionStore {
   readonly #flushInboxSql: string
   #renewal: NodeJS.Timeout | undefined
   #closed = false
+  readonly checkpointBlobs = new PostgresCheckpointBlobs(() => ({ pool: this.#pool, tables: this.tables, ready: this.#ready }))
 
   /** @param options - `connectionString` or `pool` is required */
   constructor(options: PostgresStoreOptions) {

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { HarnessError } from '../../errors/harness-error.js'
 
 /** The schema version this build writes and reads; older databases are migrated up to it on open. */
-export const POSTGRES_SCHEMA_VERSION = 4
+export const POSTGRES_SCHEMA_VERSION = 5
 
 /** What a PostgreSQL schema name may be: a plain lower-case identifier, so it can be quoted into SQL safely. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/
@@ -18,6 +18,8 @@ export interface StoreTables {
   readonly inbox: string
   /** Tool calls of worker-run sessions waiting for a person's decision (answered through `serve`). */
   readonly approvals: string
+  /** File checkpoints (the bytes built-in tools overwrote or deleted), keyed by SHA-256 and shared by all sessions. */
+  readonly checkpointBlobs: string
   readonly version: string
   /** NOTIFY channel of new inbox rows (payload: session id). */
   readonly inboxChannel: string
@@ -43,6 +45,7 @@ export function storeTables(schema: string): StoreTables {
     events: q('events'),
     inbox: q('inbox'),
     approvals: q('approvals'),
+    checkpointBlobs: q('checkpoint_blobs'),
     version: q('schema_version'),
     inboxChannel: `${schema}_inbox`,
     eventsChannel: `${schema}_events`,
@@ -125,6 +128,14 @@ function migrations(t: StoreTables): readonly string[] {
     `
     ALTER TABLE ${t.sessions} DROP CONSTRAINT IF EXISTS sessions_status_check;
     ALTER TABLE ${t.sessions} ADD CONSTRAINT sessions_status_check CHECK (status IN ('idle', 'running', 'pending', 'quarantined'));
+    `,
+    // 5: file checkpoints. Content-addressed and shared by every session (a fork's rewind reads its parent's),
+    // so no session key and nothing deleted with a session.
+    `
+    CREATE TABLE ${t.checkpointBlobs} (
+      hash        text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
+      data        bytea NOT NULL
+    );
     `,
   ]
 }

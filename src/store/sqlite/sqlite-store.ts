@@ -14,6 +14,7 @@ import { LogLoader } from '../log-loader.js'
 import { sessionList } from '../session-list.js'
 import { checkSeed, checkSessionId, storedSession, validateStoredLog } from '../stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
+import { SqliteCheckpointBlobs } from './checkpoint-blobs.js'
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {
@@ -89,6 +90,8 @@ export class SqliteStore implements SessionStore {
   readonly #leaseMs: number
   readonly #knownTypes: readonly string[] | undefined
   readonly #writers = new Set<SqliteWriter>()
+  /** File checkpoints of these sessions, in the `checkpoint_blobs` table. */
+  readonly checkpointBlobs: SqliteCheckpointBlobs
 
   /** @param options - `path` is required */
   constructor(options: SqliteStoreOptions) {
@@ -115,6 +118,7 @@ export class SqliteStore implements SessionStore {
       }
       throw storeError(error, this.path, 'opening it', true)
     }
+    this.checkpointBlobs = new SqliteCheckpointBlobs(this.#db, (doing, writing, work) => this.#guard(doing, writing, work))
   }
 
   // Several processes may open one new file at once (two CLI commands, a server and a worker). Everything that

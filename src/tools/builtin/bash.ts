@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { z } from 'zod'
 import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
-import type { ToolOutput } from '../types.js'
+import type { CheckpointSlot } from '../checkpoint.js'
+import type { ToolContext, ToolOutput } from '../types.js'
+import { sinkOf } from './file-checkpoint.js'
 import { throwIfAborted } from './fs-errors.js'
 import type { ResolvedToolLimits } from './limits.js'
 import { HeadTailCapture } from './output-capture.js'
@@ -10,6 +12,7 @@ import { killProcessGroup, trackGroup, untrackGroup } from './process-group.js'
 import { prepareProcessCap, type ProcessCap } from './process-limit.js'
 import { bwrapArguments, defaultHiddenPaths, probeSandbox, sandboxUnavailable, type SandboxMode } from './sandbox.js'
 import { shellEnv, type ShellEnvPolicy } from './shell-env.js'
+import { WorkspaceBaseline, type BashCheckpoint } from './workspace-baseline.js'
 import type { Workspace } from './workspace-path.js'
 
 /** Timeout when the model gives none. */
@@ -56,6 +59,8 @@ export interface BashOptions {
   readonly limits: ResolvedToolLimits
   /** Which environment variables commands get (see `shellEnv`). */
   readonly env: ShellEnvPolicy
+  /** Where the harness binds its checkpoint sink (absent: no checkpoints). */
+  readonly checkpoints?: CheckpointSlot
 }
 
 const baseParameters = z.object({
@@ -94,10 +99,14 @@ type Ending =
  * the call fails with `SANDBOX_UNAVAILABLE` and runs nothing (fail closed). On timeout (`TOOL_TIMEOUT`), on `ctx.signal` (`ABORTED`) and when background jobs outlive the
  * command, the whole group gets SIGTERM then SIGKILL, so no process is left behind. Combined output is capped
  * at head + tail with a note of the bytes cut; a non-zero exit is an `isError` result (`COMMAND_FAILED`)
- * carrying the output and exit code.
+ * carrying the output and exit code. With a checkpoint sink for the session, the workspace's pre-images are
+ * stored before the command starts and the files it changed are logged when it ends, however it ends
+ * (see {@link WorkspaceBaseline}).
  */
 export function bashTool(workspace: Workspace, options: BashOptions): DefinedTool<BashArgs> {
+  const baseline = new WorkspaceBaseline(workspace.root, { maxFiles: options.limits.maxFilesWalked, maxBytes: options.limits.maxFileBytes })
   return defineTool({
+    ...(options.checkpoints !== undefined ? { checkpoints: options.checkpoints } : {}),
     name: 'bash',
     description:
       'Run a bash command in the workspace root (no stdin, no terminal). ' +
@@ -126,6 +135,8 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
         // The host's TMPDIR may be a read-only path in there; the sandbox's own /tmp is writable.
         env.TMPDIR = '/tmp'
       }
+      // Before the first byte of the command runs: what it may overwrite or delete is stored.
+      const checkpoint = await beginCheckpoint(baseline, options.checkpoints, ctx)
       const started = Date.now()
       const output = new HeadTailCapture(BASH_HEAD_BYTES, BASH_TAIL_BYTES)
       // detached: a new session and process group led by bash (or bwrap), so one kill(-pid) reaches every
@@ -162,9 +173,26 @@ export function bashTool(workspace: Workspace, options: BashOptions): DefinedToo
         if (pgid !== undefined) untrackGroup(pgid)
         for (const stream of child.stdio) stream?.destroy()
         await cap?.release()
+        // Every process of the command is gone by now, so the scan sees its final changes (a failed,
+        // timed-out or cancelled command is checkpointed too).
+        await checkpoint?.finish()
       }
     },
   })
+}
+
+/** A command's checkpoint when a sink keeps the calling session's, with the record logged when it finishes. */
+async function beginCheckpoint(baseline: WorkspaceBaseline, slot: CheckpointSlot | undefined, ctx: ToolContext): Promise<{ finish(): Promise<void> } | undefined> {
+  const sink = sinkOf(slot, ctx)
+  if (sink === undefined) return undefined
+  const pending: BashCheckpoint = await baseline.begin(sink, ctx.agent.id)
+  return {
+    async finish() {
+      const { files, incomplete } = await pending.finish()
+      if (files.length === 0 && !incomplete) return
+      sink.record(ctx.agent.id, { callId: ctx.callId, tool: 'bash', root: baseline.root, files, ...(incomplete ? { incomplete: true as const } : {}) })
+    },
+  }
 }
 
 function networkNote(policy: NetworkPolicy): string {

@@ -2,7 +2,9 @@ import type { FileHandle } from 'node:fs/promises'
 import { z } from 'zod'
 import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
-import type { ToolOutput } from '../types.js'
+import type { CheckpointSlot } from '../checkpoint.js'
+import type { ToolContext, ToolOutput } from '../types.js'
+import { checkpointBeforeChange, readWhole, sinkOf } from './file-checkpoint.js'
 import { fsError } from './fs-errors.js'
 import type { ResolvedToolLimits } from './limits.js'
 import { openBeneath } from './open-beneath.js'
@@ -22,21 +24,23 @@ export type EditFileArgs = z.infer<typeof parameters>
 /**
  * `edit_file {path, oldText, newText}`: replaces the one exact occurrence of `oldText`. Fails with
  * `EDIT_NO_MATCH` when it does not occur and `EDIT_AMBIGUOUS` (with the count and lines) when it occurs more
- * than once, so an edit never lands somewhere the model did not mean.
+ * than once, so an edit never lands somewhere the model did not mean. With a `checkpoints` slot whose sink
+ * takes the session, the file's bytes before the edit are stored before it is written.
  */
-export function editFileTool(workspace: Workspace, limits: ResolvedToolLimits): DefinedTool<EditFileArgs> {
+export function editFileTool(workspace: Workspace, limits: ResolvedToolLimits, checkpoints?: CheckpointSlot): DefinedTool<EditFileArgs> {
   return defineTool({
+    ...(checkpoints !== undefined ? { checkpoints } : {}),
     name: 'edit_file',
     description:
       'Replace an exact piece of text in a file. oldText must match the file exactly (whitespace and indentation ' +
       'included) and occur exactly once; include surrounding lines to make it unique.',
     parameters,
     concurrencySafe: false,
-    async execute(args): Promise<ToolOutput> {
+    async execute(args, ctx): Promise<ToolOutput> {
       // Read and written through one descriptor opened beneath the root: no window for a link swap between them.
       const { handle, rel } = await openBeneath(workspace, args.path, 'update')
       try {
-        return await applyEdit(handle, rel, args, limits)
+        return await applyEdit(handle, rel, args, limits, { workspace, ctx, slot: checkpoints })
       } finally {
         await handle.close()
       }
@@ -44,7 +48,20 @@ export function editFileTool(workspace: Workspace, limits: ResolvedToolLimits): 
   })
 }
 
-async function applyEdit(handle: FileHandle, rel: string, { path: given, oldText, newText }: EditFileArgs, limits: ResolvedToolLimits): Promise<ToolOutput> {
+/** What an edit needs to checkpoint the file before writing it. */
+interface EditCheckpoint {
+  readonly workspace: Workspace
+  readonly ctx: ToolContext
+  readonly slot: CheckpointSlot | undefined
+}
+
+async function applyEdit(
+  handle: FileHandle,
+  rel: string,
+  { path: given, oldText, newText }: EditFileArgs,
+  limits: ResolvedToolLimits,
+  checkpoint: EditCheckpoint,
+): Promise<ToolOutput> {
   const name = JSON.stringify(given)
   let data: Buffer
   try {
@@ -84,11 +101,17 @@ async function applyEdit(handle: FileHandle, rel: string, { path: given, oldText
   const updated = text.slice(0, index) + search.newText + text.slice(index + search.oldText.length)
   const bytes = Buffer.from(updated, 'utf8')
   if (bytes.length > limits.maxWriteBytes) throw tooLarge(given, bytes.length, limits.maxWriteBytes, 'written')
+  // The bytes just read are the pre-image: stored before the write, through the descriptor that reads and writes.
+  const sink = sinkOf(checkpoint.slot, checkpoint.ctx)
+  const recordChange = await checkpointBeforeChange(sink, checkpoint.ctx, 'edit_file', checkpoint.workspace, data)
   try {
     await writeThrough(handle, bytes)
   } catch (error) {
+    // Half written is changed all the same: log what the descriptor holds now.
+    if (recordChange !== undefined) recordChange(rel, await readWhole(handle))
     throw fsError(error, given)
   }
+  recordChange?.(rel, bytes)
   const line = lineOf(text, index)
   return { content: `Edited ${rel}: replaced 1 occurrence at line ${line}`, meta: { path: rel, line } }
 }

@@ -1,4 +1,5 @@
 import { HarnessError } from '../../errors/harness-error.js'
+import { CheckpointSlot } from '../checkpoint.js'
 import type { DefinedTool } from '../define-tool.js'
 import { bashTool, type NetworkPolicy } from './bash.js'
 import { editFileTool } from './edit-file.js'
@@ -43,6 +44,13 @@ export interface BuiltinToolsOptions {
    * secrets without being listed.
    */
   readonly secretEnv?: readonly string[]
+  /**
+   * Checkpoint the workspace before `write_file`, `edit_file` and `bash` change it (default true): the bytes
+   * they overwrite or delete are kept in the harness's store and the log says which call changed which path,
+   * so `harness.rewind` can restore them. Takes effect once a harness over a store with checkpoint blobs (all
+   * built-in stores) offers the tools; `bash` walks the workspace before and after each command (docs/tools.md).
+   */
+  readonly checkpoints?: boolean
 }
 
 /**
@@ -62,15 +70,18 @@ export function builtinTools(options: BuiltinToolsOptions): DefinedTool[] {
   const limits = resolveToolLimits(options.limits)
   const sandbox = parseSandboxMode(options.sandbox ?? 'bwrap')
   const env = resolveShellEnvPolicy(options.bashEnv, options.secretEnv)
+  if (options.checkpoints !== undefined && typeof options.checkpoints !== 'boolean') throw new HarnessError('checkpoints must be true or false', 'INVALID_CONFIG')
+  // One slot for the tool set: the harness that offers these tools binds its sink to it.
+  const checkpoints = options.checkpoints === false ? undefined : new CheckpointSlot()
   const tools = [
     erase(readFileTool(workspace, limits)),
-    erase(writeFileTool(workspace, limits)),
-    erase(editFileTool(workspace, limits)),
+    erase(writeFileTool(workspace, limits, checkpoints)),
+    erase(editFileTool(workspace, limits, checkpoints)),
     erase(listTool(workspace)),
     erase(grepTool(workspace, limits)),
     erase(globTool(workspace, limits)),
   ]
-  if (options.shell === true) tools.push(erase(bashTool(workspace, { sandbox, network: parseNetworkPolicy(options.network), limits, env })))
+  if (options.shell === true) tools.push(erase(bashTool(workspace, { sandbox, network: parseNetworkPolicy(options.network), limits, env, ...(checkpoints !== undefined ? { checkpoints } : {}) })))
   return tools
 }
 
