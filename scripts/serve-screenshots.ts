@@ -1,6 +1,6 @@
 /**
- * Regenerates docs/serve-list.png, docs/serve-timeline.png, docs/serve-conversation.png and
- * docs/serve-approval.png: `node --import tsx scripts/serve-screenshots.ts`.
+ * Regenerates docs/serve-list.png, docs/serve-timeline.png, docs/serve-conversation.png,
+ * docs/serve-approval.png and docs/serve-compare.png: `node --import tsx scripts/serve-screenshots.ts`.
  * Runs a few scripted sessions on a fresh server (completed with tools, cancelled, failed, waiting for an
  * approval, and a stored one with reasoning, a refused call, a retry and a failed turn) and photographs the page
  * in headless Chromium. Also times opening a long session.
@@ -9,9 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { launchChromium } from '../test/server/browser.js'
-import { builtinTools, createHarness, JsonlStore, scriptedAdapter } from '../src/index.js'
+import { builtinTools, createHarness, invariantPlugin, JsonlStore, scriptedAdapter, type ScriptStep } from '../src/index.js'
+import type { GenerateOptions } from '../src/llm/types.js'
 import { createLedgerServer } from '../src/server/index.js'
-import { serveTools, startServe, TOKEN } from '../test/server/serve-fixture.js'
+import { serveScript, serveTools, startServe, TOKEN } from '../test/server/serve-fixture.js'
 import { writeStoredSession } from '../test/server/stored-session.js'
 
 const docs = join(import.meta.dirname, '../docs')
@@ -63,7 +64,53 @@ async function photographEditApproval(): Promise<void> {
   }
 }
 
+// A third server with a second provider whose model words things its own way and checks files itself: a session
+// rerun on it through the API, compared with its original.
+async function photographCompare(): Promise<void> {
+  const other = (request: GenerateOptions): ScriptStep => {
+    const last = request.messages[request.messages.length - 1]
+    const text = last?.content.map((b) => (b.type === 'text' ? b.text : '')).join('') ?? ''
+    if (last?.content[0]?.type === 'tool-result') return { text: 'The log says the build passed.', usage: { inputTokens: 40, outputTokens: 7 } }
+    if (text.startsWith('echo')) return { toolCalls: [{ name: 'echo', arguments: { text: 'build log, last 20 lines' } }], usage: { inputTokens: 22, outputTokens: 6 } }
+    return { text: 'Hello! What shall we look at next?', usage: { inputTokens: 12, outputTokens: 8 } }
+  }
+  const g = await startServe({
+    agents: {
+      adapters: [
+        scriptedAdapter({ script: serveScript, models: { m1: { contextWindow: 100_000, defaultMaxTokens: 1000 } } }),
+        scriptedAdapter({ provider: 'other', script: other, models: { o1: { contextWindow: 100_000, defaultMaxTokens: 1000 } } }),
+      ],
+      tools: serveTools(),
+      plugins: [invariantPlugin()],
+      defaults: { provider: 'scripted', model: 'm1' },
+      permissions: { allow: ['echo'] },
+      pollMs: 50,
+    },
+  })
+  try {
+    const { id } = (await (await g.post('/api/sessions', {})).json()) as { id: string }
+    for (const [i, text] of ['echo the build log', 'hello'].entries()) {
+      await g.post(`/api/sessions/${id}/followup`, { text })
+      await g.until(async () => ((await (await g.api(`/api/sessions/${id}`)).json()) as { turns: number }).turns > i)
+    }
+    const { id: rerun } = (await (await g.post(`/api/sessions/${id}/rerun`, { provider: 'other', model: 'o1' })).json()) as { id: string }
+    await g.until(async () => {
+      const s = (await (await g.api(`/api/sessions/${rerun}`)).json()) as { turns: number; status: string }
+      return s.turns === 2 && s.status === 'stored'
+    })
+    const page = await browser.context.newPage()
+    await page.goto(`${g.base}/?token=${TOKEN}#/compare?a=${id}&b=${rerun}`)
+    await page.waitForSelector('.cmp-turn >> nth=1')
+    await page.waitForTimeout(300)
+    await page.screenshot({ path: join(docs, 'serve-compare.png') })
+    await page.close()
+  } finally {
+    await g.close()
+  }
+}
+
 try {
+  await photographCompare()
   const main = await session(['echo the build log', 'slow summary of it', 'echo once more', 'hello'])
   await session(['hello there'])
   const cancelled = await session(['hang until cancelled'], false)

@@ -3,6 +3,7 @@
 import { HarnessError } from '../errors/harness-error.js'
 import type { ToolSchema } from '../llm/types.js'
 import type { RequestHeader, SessionEvent } from '../session/events.js'
+import { defineTool } from '../tools/define-tool.js'
 import type { JsonSchema, ToolDefinition, ToolOutput } from '../tools/types.js'
 import { canonicalArguments } from '../views/canonical-arguments.js'
 import { recordedResults, type RecordedToolResult } from '../views/replay-recording.js'
@@ -67,12 +68,16 @@ export function recordedTools(events: readonly SessionEvent[]): ToolDefinition[]
     }
   }
 
-  return [...schemas.values()].map((schema) => ({
-    name: schema.name,
-    description: schema.description,
-    parameters: schema.parameters as JsonSchema,
-    execute: (args: unknown, ctx: { readonly callId: string }) => answer(schema.name, ctx.callId, args),
-  }))
+  // Defined here, once: a harness given plain definitions compiles each schema's validator again, and one set is
+  // typically shared by many replays (each a harness of its own).
+  return [...schemas.values()].map((schema) =>
+    defineTool<unknown>({
+      name: schema.name,
+      description: schema.description,
+      parameters: schema.parameters as JsonSchema,
+      execute: (args: unknown, ctx: { readonly callId: string }) => answer(schema.name, ctx.callId, args),
+    }),
+  )
 }
 
 function clip(text: string): string {

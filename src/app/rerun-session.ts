@@ -39,11 +39,21 @@ export interface RerunOptions extends Omit<HarnessOptions, 'store' | 'tools'> {
   readonly ignoreText?: boolean
   /** Called as each rerun turn ends, with its comparison to the original turn. */
   readonly onTurn?: (comparison: TurnComparison) => void
+  /**
+   * Called with the new session's id as soon as its fork is stored, before the first turn is fed: a caller that
+   * answers while the rerun runs (the server's rerun route) hands the id out here.
+   */
+  readonly onSession?: (sessionId: string) => void
+  /**
+   * Stops the rerun: a running turn is cancelled (logged as a user's cancel) and no further turn is fed. The
+   * report then compares the turns that ran.
+   */
+  readonly signal?: AbortSignal
 }
 
 /** What a rerun did and found. */
 export interface RerunReport {
-  /** The new session (its header's `parentSession` is the original: a fork). */
+  /** The new session: its header's `forkedFrom` is the original, and so is its `parentSession` (a fork before `fromTurn`). */
   readonly sessionId: string
   /** The recorded session it reran. */
   readonly forkedFrom: string
@@ -66,7 +76,7 @@ export interface RerunReport {
  * ```
  */
 export async function rerunSession(options: RerunOptions): Promise<RerunReport> {
-  const { store, sessionId, toolMode, fromTurn = 1, pricing, ignoreText = false, onTurn, provider, model, tools: liveTools, ...composition } = options
+  const { store, sessionId, toolMode, fromTurn = 1, pricing, ignoreText = false, onTurn, onSession, signal, provider, model, tools: liveTools, ...composition } = options
   if (toolMode !== 'recorded' && toolMode !== 'live') throw new HarnessError(`toolMode must be 'recorded' or 'live', not ${JSON.stringify(toolMode)}`, 'INVALID_CONFIG')
   if (!Number.isSafeInteger(fromTurn) || fromTurn < 1) throw new HarnessError(`fromTurn must be a turn number from 1, not ${String(fromTurn)}`, 'INVALID_CONFIG')
   const original = await store.read(sessionId)
@@ -74,7 +84,9 @@ export async function rerunSession(options: RerunOptions): Promise<RerunReport> 
   const turns = recordedInputs(events).filter((t) => t.turn >= fromTurn && t.input.length > 0)
   if (turns.length === 0) throw new HarnessError(`session '${sessionId}' has no ended turn from turn ${fromTurn} on with user input to rerun`, 'INVALID_CONFIG')
   const route = lastRoute(events)
+  signal?.throwIfAborted()
   const childId = await forkBefore(store, original, sessionId, fromTurn)
+  onSession?.(childId)
 
   const harness = createHarness({ ...composition, store: keptOpen(store), tools: toolMode === 'recorded' ? recordedTools(events) : (liveTools ?? []) })
   const originalFacts = turnFacts(events, pricing)
@@ -103,9 +115,12 @@ export async function rerunSession(options: RerunOptions): Promise<RerunReport> 
     if (d.turn === plan.turn && d.step === plan.cancel.step && ++plan.chunksSeen === plan.cancel.chunks) agent.cancel(plan.cancel.cause, { keepInbox: true })
   })
 
+  const stop = (): void => agent?.cancel({ kind: 'user' }, { keepInbox: true })
+  signal?.addEventListener('abort', stop, { once: true })
   try {
     agent = await harness.resumeAgent(childId, { provider: provider ?? route?.provider, model: model ?? route?.model, ...(original.header.cwd !== undefined ? { cwd: original.header.cwd } : {}) })
     for (const recorded of turns) {
+      if (signal?.aborted === true) break
       plan = new TurnPlan(agent.session.lastTurn + 1, recorded)
       for (const message of recorded.input) agent.followup(message)
       await agent.whenIdle()
@@ -117,6 +132,7 @@ export async function rerunSession(options: RerunOptions): Promise<RerunReport> 
     const comparison = compareSessions(events, agent.session.events, { ignoreText, ...(pricing !== undefined ? { pricing } : {}) })
     return { sessionId: childId, forkedFrom: sessionId, fromTurn, comparison }
   } finally {
+    signal?.removeEventListener('abort', stop)
     await harness.close()
   }
 }
@@ -170,7 +186,7 @@ async function forkBefore(store: SessionStore, original: StoredSession, id: stri
   if (fromTurn > 1 && cut === 0) throw new HarnessError(`session '${id}' has no ended turn ${fromTurn - 1} to fork after`, 'INVALID_CONFIG')
   const prefix = original.events.slice(0, cut)
   const child = new Session({
-    header: { ...(original.header.cwd !== undefined ? { cwd: original.header.cwd } : {}), parentSession: id, seedLength: prefix.length },
+    header: { ...(original.header.cwd !== undefined ? { cwd: original.header.cwd } : {}), parentSession: id, forkedFrom: id, seedLength: prefix.length },
     seed: prefix,
     endSeed: true,
   })

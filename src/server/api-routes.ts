@@ -8,6 +8,9 @@ import { buildConversation } from '../views/conversation.js'
 import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
 import { sessionActivity } from '../views/session-activity.js'
 import { foldRequestHeader } from '../session/request-header.js'
+import { compareSessions } from '../views/compare-sessions.js'
+import { wordDiffParts } from '../views/word-diff.js'
+import type { SessionSnapshot } from './session-ports.js'
 import { previewApproval } from './approval-preview.js'
 import { resumePoint, streamSessionEvents, type EventStreamOptions } from './event-stream.js'
 import { notFound } from './http-errors.js'
@@ -29,11 +32,13 @@ import {
   timelineSchema,
   conversationSchema,
   approvalPreviewSchema,
+  comparisonSchema,
+  rerunStartedSchema,
   verifySchema,
 } from './api-schemas.js'
 import { refuseBody } from './request-validation.js'
 import type { SessionDirectory } from './session-directory.js'
-import type { ApprovalVerdict, SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
+import type { ApprovalVerdict, RerunRequest, SessionEventFeed, SessionInputPort, SessionRunStatus } from './session-ports.js'
 
 /** What the API routes work on. */
 export interface ApiContext {
@@ -323,4 +328,75 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return reply.code(201).send({ id })
     },
   )
+
+  app.post<{ Params: { id: string }; Body: RerunRequest | undefined }>(
+    '/api/sessions/:id/rerun',
+    {
+      schema: {
+        summary: "Rerun a session (ledgerloop rerun): fork it before turn fromTurn and feed the recorded user inputs to the agent as configured now, with these overrides; answers the new session's id while its turns run",
+        tags: ['sessions'],
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            provider: { type: 'string', minLength: 1, maxLength: 100 },
+            model: { type: 'string', minLength: 1, maxLength: 200 },
+            system: { type: 'string', maxLength: 200_000, description: "persona of the rerun's system prompt (replaces the server's)" },
+            tools: { type: 'string', enum: ['recorded', 'live'], default: 'recorded', description: 'recorded: tools answer from the recording; live: the server’s tools run' },
+            fromTurn: { type: 'integer', minimum: 1, description: 'first turn to rerun (default 1)' },
+          },
+        },
+        response: answers({ 202: rerunStartedSchema }, [...SESSION_WRITE_ERRORS, 501]),
+      },
+    },
+    async (request, reply) => {
+      if (input.rerun === undefined) {
+        return reply.code(501).send({ error: { code: 'NOT_IMPLEMENTED', message: "reruns are not available on this server: its sessions run on workers, and a rerun needs a composition (adapters and tools) to run the agent; run `ledgerloop rerun ID --store …` where the workers' configuration is" } })
+      }
+      const id = await input.rerun(request.params.id, request.body ?? {})
+      return reply.code(202).send({ id })
+    },
+  )
+
+  app.get<{ Querystring: { a: string; b: string; ignoreText: boolean } }>(
+    '/api/compare',
+    {
+      schema: {
+        summary: 'Two sessions compared turn by turn (ledgerloop diff): final texts as a word diff, tool calls, end reasons, steps, tokens, cost',
+        tags: ['views'],
+        querystring: {
+          type: 'object',
+          required: ['a', 'b'],
+          additionalProperties: false,
+          properties: {
+            a: { ...idParams.properties.id, description: 'session A' },
+            b: { ...idParams.properties.id, description: 'session B' },
+            ignoreText: { type: 'boolean', default: false, description: 'texts are shown but do not make a turn differ' },
+          },
+        },
+        response: answers({ 200: comparisonSchema }, SESSION_READ_ERRORS),
+      },
+    },
+    async (request) => {
+      const { a, b, ignoreText } = request.query
+      const [left, right] = await Promise.all([feed.read(a), feed.read(b)])
+      const comparison = compareSessions(left.events, right.events, { ignoreText, ...(ctx.pricing !== undefined ? { pricing: ctx.pricing } : {}) })
+      return {
+        a: comparedSession(a, left),
+        b: comparedSession(b, right),
+        same: comparison.same,
+        ignoreText: comparison.ignoreText,
+        // The page marks the changed words from these runs rather than parsing the notation back.
+        turns: comparison.turns.map((t) => (t.a !== undefined && t.b !== undefined && t.textDiff !== undefined ? { ...t, textParts: wordDiffParts(t.a.text, t.b.text) } : t)),
+      }
+    },
+  )
+}
+
+/** What the compare view names a session by. */
+function comparedSession(id: string, { header, events }: SessionSnapshot): { id: string; title: string; turns: number; forkedFrom?: string; provider?: string; model?: string } {
+  const { title, turns } = summarizeLog(events)
+  const config = foldRequestHeader(events)?.config
+  return { id, title, turns, ...(header.forkedFrom !== undefined ? { forkedFrom: header.forkedFrom } : {}), ...(config !== undefined ? { provider: config.provider, model: config.model } : {}) }
 }

@@ -119,6 +119,7 @@ const headerSchema = {
     createdAt: { type: 'number', description: 'ms since epoch' },
     cwd: string,
     parentSession: string,
+    forkedFrom: { type: 'string', description: 'on a rerun: the recorded session it reran' },
     seedLength: integer,
     parentCallId: string,
     agentProfile: string,
@@ -450,4 +451,80 @@ export const openapiSchema = {
   type: 'object',
   required: ['openapi', 'info', 'paths'],
   properties: { openapi: { type: 'string', pattern: '^3\\.1\\.' }, info: { type: 'object', required: ['title', 'version'] }, paths: { type: 'object' }, components: { type: 'object' } },
+} as const
+
+/** `202` of `POST /api/sessions/{id}/rerun`. */
+export const rerunStartedSchema = { description: "the rerun's new session: it exists (its fork is stored) and its turns run now", ...idAnswer } as const
+
+// One side of a compared turn (views/compare-sessions.ts TurnFacts).
+const turnFactsSchema = {
+  type: 'object',
+  description: 'what the turn did in this session',
+  required: ['text', 'toolCalls', 'reason', 'steps', 'usage', 'durationMs'],
+  additionalProperties: false,
+  properties: {
+    text: { type: 'string', description: 'the final text' },
+    toolCalls: {
+      type: 'array',
+      items: { type: 'object', required: ['name', 'arguments'], additionalProperties: false, properties: { name: string, arguments: { type: 'string', description: 'canonical JSON (sorted keys)' } } },
+    },
+    reason: { type: 'object', required: ['kind'], description: 'how the turn ended (turn/end reason)' },
+    steps: integer,
+    usage: {
+      type: 'object',
+      required: ['inputTokens', 'outputTokens'],
+      properties: { inputTokens: integer, outputTokens: integer, cacheReadTokens: integer, cacheWriteTokens: integer, reasoningTokens: integer },
+    },
+    cost: costSchema,
+    durationMs: { type: 'number' },
+  },
+} as const
+
+const comparedSessionSchema = {
+  type: 'object',
+  required: ['id', 'title', 'turns'],
+  additionalProperties: false,
+  properties: {
+    id: string,
+    title: { type: 'string', description: "the first prompt, clipped ('' before any)" },
+    turns: integer,
+    forkedFrom: { type: 'string', description: 'on a rerun: the recorded session it reran' },
+    provider: string,
+    model: string,
+  },
+} as const
+
+/** `200` of `GET /api/compare`. */
+export const comparisonSchema = {
+  description: 'two sessions compared turn by turn (ledgerloop diff): same behaviour = same final texts (unless ignored), tool calls and end reasons',
+  type: 'object',
+  required: ['a', 'b', 'same', 'ignoreText', 'turns'],
+  additionalProperties: false,
+  properties: {
+    a: comparedSessionSchema,
+    b: comparedSessionSchema,
+    same: { type: 'boolean' },
+    ignoreText: { type: 'boolean' },
+    turns: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['turn', 'same', 'differences'],
+        additionalProperties: false,
+        properties: {
+          turn: integer,
+          same: { type: 'boolean' },
+          differences: { type: 'array', items: { type: 'string' }, description: 'what differs, one line each' },
+          a: turnFactsSchema,
+          b: turnFactsSchema,
+          textDiff: { type: 'string', description: 'the final texts as a word diff ([-removed-]{+added+}), when they differ' },
+          textParts: {
+            type: 'array',
+            description: 'the same word diff as runs, when the texts differ',
+            items: { type: 'object', required: ['op', 'text'], additionalProperties: false, properties: { op: { type: 'string', enum: ['same', 'removed', 'added'] }, text: string } },
+          },
+        },
+      },
+    },
+  },
 } as const

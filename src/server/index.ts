@@ -13,6 +13,7 @@ export type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  RerunRequest,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,

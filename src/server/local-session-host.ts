@@ -7,12 +7,15 @@ import type { ToolCall } from '../loop/hook-types.js'
 import { HarnessError } from '../errors/harness-error.js'
 import { permissionPlugin, type PermissionAnswer, type PermissionQuestion, type PermissionRules } from '../plugins/permission.js'
 import { foldRequestHeader } from '../session/request-header.js'
+import { rerunSession } from '../app/rerun-session.js'
+import type { PricingCatalogue } from '../views/cost.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionStore } from '../store/types.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
   PendingApproval,
+  RerunRequest,
   SessionEventFeed,
   SessionFeedListener,
   SessionInputPort,
@@ -40,6 +43,14 @@ export interface LocalSessionHostOptions extends Omit<HarnessOptions, 'store'> {
    * store lock freed, so other processes (the CLI) can open it; the next input resumes it here. 0 = never.
    */
   readonly releaseIdleMs?: number
+  /** Prices for the cost figures of reruns' comparisons. */
+  readonly pricing?: PricingCatalogue
+}
+
+// A rerun this host started: it runs in its own harness (rerunSession's), so it is stopped through its signal.
+interface Rerun {
+  readonly controller: AbortController
+  done?: Promise<void>
 }
 
 interface Waiting {
@@ -82,6 +93,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   readonly #asking = new AsyncLocalStorage<{ agent: Agent; call: ToolCall }>()
   readonly #systems = new Map<string, string>()
   readonly #releasing = new Map<string, Promise<void>>()
+  readonly #reruns = new Map<string, Rerun>()
   #closed = false
   /** Set by {@link drain}: input is refused while the running turns finish. */
   #draining = false
@@ -92,7 +104,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (options.permissions !== false) {
       plugins.push(permissionPlugin({ ...(options.permissions !== undefined ? { rules: options.permissions } : {}), ask: (q) => this.#ask(q) }))
     }
-    const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, releaseIdleMs: _releaseIdleMs, ...harnessOptions } = options
+    const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, releaseIdleMs: _releaseIdleMs, pricing: _pricing, ...harnessOptions } = options
     this.harness = createHarness({ ...harnessOptions, plugins })
     // Outermost on the approval seam: remembers which call is being asked about, because the permission
     // plugin's question names the tool but not the call or the session.
@@ -141,6 +153,11 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   }
 
   async cancel(id: string): Promise<void> {
+    const rerun = this.#reruns.get(id)
+    if (rerun !== undefined) {
+      rerun.controller.abort()
+      return
+    }
     const hosted = this.#hosted.get(id)
     if (hosted !== undefined) {
       hosted.agent.cancel({ kind: 'user' })
@@ -167,6 +184,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   }
 
   status(id: string): SessionRunStatus {
+    if (this.#reruns.has(id)) return 'running'
     const hosted = this.#hosted.get(id)
     if (hosted === undefined) return 'stored'
     if (hosted.waiting.size > 0) return 'awaiting-approval'
@@ -181,6 +199,67 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     this.#checkOpen()
     // Reads the store: a session run here has its ended turns there already (turn/end is always flushed).
     return this.harness.forkSession(id, at !== undefined ? { at } : {})
+  }
+
+  /**
+   * Reruns a stored session in a harness of its own (this host's adapters, tools and plugins; see
+   * `rerunSession`), resolving with the new session's id once its fork is stored. Recorded tools run nothing, so
+   * nothing is asked; with live tools the permission rules apply and what they leave at `ask` is denied — nobody
+   * is asked about a rerun's calls, as `ledgerloop rerun --tools live` without `--yes` does.
+   * @throws HarnessError `SESSION_NOT_FOUND`, `NO_ADAPTER`, `INVALID_CONFIG` (no such turn, no model for the provider)
+   */
+  async rerun(id: string, options: RerunRequest): Promise<string> {
+    this.#checkOpen()
+    const stored = await this.#options.store.read(id)
+    const route = this.#rerunRoute(foldRequestHeader(stored.events)?.config, options)
+    const toolMode = options.tools ?? 'recorded'
+    const { defaults: _d, cwd: _c, permissions, pollMs: _p, releaseIdleMs: _r, pricing, store, plugins = [], ...composition } = this.#options
+    const asked = toolMode === 'live' && permissions !== false ? [permissionPlugin({ ...(permissions !== undefined ? { rules: permissions } : {}), ask: async () => 'no' })] : []
+    const rerun: Rerun = { controller: new AbortController() }
+    return new Promise<string>((resolve, reject) => {
+      let child: string | undefined
+      const run = rerunSession({
+        ...composition,
+        ...(options.system !== undefined ? { system: options.system } : {}),
+        plugins: [...plugins, ...asked],
+        store,
+        sessionId: id,
+        toolMode,
+        provider: route.provider,
+        model: route.model,
+        ...(options.fromTurn !== undefined ? { fromTurn: options.fromTurn } : {}),
+        ...(pricing !== undefined ? { pricing } : {}),
+        signal: rerun.controller.signal,
+        onSession: (sessionId) => {
+          child = sessionId
+          this.#reruns.set(sessionId, rerun)
+          resolve(sessionId)
+        },
+      })
+      rerun.done = run.then(
+        () => undefined,
+        (error: unknown) => {
+          if (child === undefined) return reject(error)
+          // The turns' own failures are in the new session's log; this is the rerun itself failing (its store).
+          process.stderr.write(`ledgerloop serve: the rerun of ${id} into ${child} stopped: ${error instanceof Error ? error.message : String(error)}\n`)
+        },
+      ).finally(() => {
+        if (child !== undefined) this.#reruns.delete(child)
+      })
+    })
+  }
+
+  // The recording's route unless the request names another; a provider this server does not serve is refused.
+  #rerunRoute(recorded: { provider: string; model: string } | undefined, options: RerunRequest): { provider: string; model: string } {
+    const { defaults } = this.#options
+    const recordedServed = recorded !== undefined && this.harness.llm.adapter(recorded.provider) !== undefined
+    const provider = options.provider ?? (recordedServed ? recorded.provider : defaults.provider)
+    if (this.harness.llm.adapter(provider) === undefined) {
+      throw new HarnessError(`no adapter for provider '${provider}' on this server (served: ${this.harness.llm.providers().join(', ')})`, 'NO_ADAPTER')
+    }
+    const model = options.model ?? (recordedServed && recorded.provider === provider ? recorded.model : provider === defaults.provider ? defaults.model : undefined)
+    if (model === undefined) throw new HarnessError(`provider '${provider}' needs a model`, 'INVALID_CONFIG')
+    return { provider, model }
   }
 
   async read(id: string): Promise<SessionSnapshot> {
@@ -243,6 +322,9 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
       if (hosted.idleTimer !== undefined) clearTimeout(hosted.idleTimer)
       for (const w of hosted.waiting.values()) w.settle('no')
     }
+    // A rerun writes through the store the harness closes: stop it and let it close its session first.
+    for (const rerun of this.#reruns.values()) rerun.controller.abort()
+    await Promise.all([...this.#reruns.values()].map((r) => r.done))
     await Promise.all(this.#releasing.values())
     await this.harness.close()
   }

@@ -128,7 +128,7 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
   let sessions = options.sessions
   if (sessions === undefined) {
     if (options.agents === undefined) throw new HarnessError('createLedgerServer needs `agents` (or `sessions`)', 'INVALID_CONFIG')
-    const local = new LocalSessionHost({ ...options.agents, store: options.store })
+    const local = new LocalSessionHost({ ...(options.pricing !== undefined ? { pricing: options.pricing } : {}), ...options.agents, store: options.store })
     sessions = { input: local, feed: local, drain: (graceMs) => local.drain(graceMs), close: () => local.close() }
   }
   const { input, feed } = sessions

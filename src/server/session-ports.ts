@@ -32,6 +32,21 @@ export interface NewSessionOptions {
 }
 
 /**
+ * What a rerun started through the API changes (`ledgerloop rerun`'s options). Unset fields: the recording's route
+ * (the server's default when its provider is not served here), the server's system prompt, recorded tools, turn 1.
+ */
+export interface RerunRequest {
+  readonly provider?: string
+  readonly model?: string
+  /** Persona section of the rerun's system prompt (replaces the server's, as for a new session). */
+  readonly system?: string
+  /** `recorded` (default): tools answer from the recording, nothing runs; `live`: the server's tools run. */
+  readonly tools?: 'recorded' | 'live'
+  /** First turn to rerun (default 1); earlier turns are copied as they were. */
+  readonly fromTurn?: number
+}
+
+/**
  * The input side of `serve`: everything a client can ask a session to do. The in-process implementation runs
  * the agents itself (JSONL and SQLite stores on one host); a store-backed implementation (PostgreSQL with
  * workers) writes the inbox table and lets the session's owner act.
@@ -68,6 +83,12 @@ export interface SessionInputPort {
    * sessions run elsewhere may leave it out, and the route then answers 501.
    */
   compact?(id: string): Promise<CompactionOutcome>
+  /**
+   * Starts a rerun of a stored session (see `rerunSession`) and resolves with the new session's id once its fork
+   * is stored; the turns go on in the background. Optional: a port whose sessions run elsewhere may leave it out,
+   * and the route then answers 501.
+   */
+  rerun?(id: string, options: RerunRequest): Promise<string>
   /** Stops every session this port runs (cancelling running turns, keeping queued input) and releases them. */
   close(): Promise<void>
 }

@@ -24,8 +24,13 @@ export interface SessionHeader {
   readonly createdAt: number
   /** Working directory the session was created for. */
   readonly cwd?: string
-  /** The session this one was forked from. */
+  /** The session this one was forked from (a plain fork, a rerun, or with `parentCallId` a sub-agent's parent). */
   readonly parentSession?: string
+  /**
+   * Set on a session `rerun` made: the id of the recorded session it reran. A rerun is also a fork before its
+   * first rerun turn, so `parentSession` names the same session; this field tells a rerun from a plain fork.
+   */
+  readonly forkedFrom?: string
   /** Number of events inherited from the parent (the child's own history starts after `session/end-seed`). */
   readonly seedLength?: number
   /**

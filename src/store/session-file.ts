@@ -23,6 +23,7 @@ export function headerRecord(header: SessionHeader): string {
     createdAt: header.createdAt,
     ...(header.cwd !== undefined ? { cwd: header.cwd } : {}),
     ...(header.parentSession !== undefined ? { parentSession: header.parentSession } : {}),
+    ...(header.forkedFrom !== undefined ? { forkedFrom: header.forkedFrom } : {}),
     ...(header.seedLength !== undefined ? { seedLength: header.seedLength } : {}),
     ...(header.parentCallId !== undefined ? { parentCallId: header.parentCallId } : {}),
     ...(header.agentProfile !== undefined ? { agentProfile: header.agentProfile } : {}),
@@ -31,9 +32,10 @@ export function headerRecord(header: SessionHeader): string {
 }
 
 /** The parent/child link fields of a header, as a store's {@link SessionSummary} carries them. */
-export function summaryLinks(header: SessionHeader): Pick<SessionSummary, 'parentSession' | 'parentCallId' | 'agentProfile' | 'delegationDepth'> {
+export function summaryLinks(header: SessionHeader): Pick<SessionSummary, 'parentSession' | 'forkedFrom' | 'parentCallId' | 'agentProfile' | 'delegationDepth'> {
   return {
     ...(header.parentSession !== undefined ? { parentSession: header.parentSession } : {}),
+    ...(header.forkedFrom !== undefined ? { forkedFrom: header.forkedFrom } : {}),
     ...(header.parentCallId !== undefined ? { parentCallId: header.parentCallId } : {}),
     ...(header.agentProfile !== undefined ? { agentProfile: header.agentProfile } : {}),
     ...(header.delegationDepth !== undefined ? { delegationDepth: header.delegationDepth } : {}),
@@ -68,13 +70,14 @@ export function parseHeaderRecord(text: string, expectedId: string | undefined, 
     throw new HarnessError(`${where}: the header names session ${JSON.stringify(h.id)}, expected '${expectedId}'`, 'SESSION_CORRUPT')
   }
   if (!Number.isSafeInteger(h.createdAt) || (h.createdAt as number) < 0) throw new HarnessError(`${where}: the header's createdAt is not a time`, 'SESSION_CORRUPT')
-  const optional = (key: 'cwd' | 'parentSession' | 'parentCallId' | 'agentProfile'): string | undefined => {
+  const optional = (key: 'cwd' | 'parentSession' | 'forkedFrom' | 'parentCallId' | 'agentProfile'): string | undefined => {
     const v = h[key]
     if (v !== undefined && typeof v !== 'string') throw new HarnessError(`${where}: the header's ${key} is not a string`, 'SESSION_CORRUPT')
     return v
   }
   const cwd = optional('cwd')
   const parentSession = optional('parentSession')
+  const forkedFrom = optional('forkedFrom')
   const parentCallId = optional('parentCallId')
   const agentProfile = optional('agentProfile')
   const count = (key: 'seedLength' | 'delegationDepth'): number | undefined => {
@@ -90,6 +93,7 @@ export function parseHeaderRecord(text: string, expectedId: string | undefined, 
     createdAt: h.createdAt as number,
     ...(cwd !== undefined ? { cwd } : {}),
     ...(parentSession !== undefined ? { parentSession } : {}),
+    ...(forkedFrom !== undefined ? { forkedFrom } : {}),
     ...(seedLength !== undefined ? { seedLength } : {}),
     ...(parentCallId !== undefined ? { parentCallId } : {}),
     ...(agentProfile !== undefined ? { agentProfile } : {}),

@@ -40,6 +40,8 @@ export interface SessionSummary {
   readonly updatedAt: number
   /** The session this one was forked from, or (with `parentCallId`) the parent of a sub-agent. */
   readonly parentSession?: string
+  /** Set on a rerun's session: the recorded session it reran (its `SessionHeader.forkedFrom`). */
+  readonly forkedFrom?: string
   /** A sub-agent's parent tool call (absent for top-level sessions and forks). */
   readonly parentCallId?: string
   /** A sub-agent's profile name. */

@@ -14,6 +14,8 @@ export interface ListedSession {
   readonly updatedAt: number
   readonly sizeBytes?: number
   readonly parentSession?: string
+  /** A rerun's original session. */
+  readonly forkedFrom?: string
   readonly parentCallId?: string
   readonly agentProfile?: string
   /** The listing's own summary of the log, shown when the log cannot be read. */
@@ -41,6 +43,8 @@ export interface SessionRowFacts {
   readonly problem?: string
   readonly sizeBytes?: number
   readonly parentSession?: string
+  /** Set on a rerun's session: the recorded session it reran. */
+  readonly forkedFrom?: string
   /** Set on a sub-agent's session: the parent's tool call that started it. */
   readonly parentCallId?: string
   /** A sub-agent's profile. */
@@ -72,12 +76,13 @@ export function unreadableSessionRow(listed: ListedSession, problem: string): Se
   }
 }
 
-function listingFacts(listed: ListedSession): Pick<SessionRowFacts, 'id' | 'updatedAt' | 'sizeBytes' | 'parentSession' | 'parentCallId' | 'agentProfile'> {
+function listingFacts(listed: ListedSession): Pick<SessionRowFacts, 'id' | 'updatedAt' | 'sizeBytes' | 'parentSession' | 'forkedFrom' | 'parentCallId' | 'agentProfile'> {
   return {
     id: listed.id,
     updatedAt: listed.updatedAt,
     ...(listed.sizeBytes !== undefined ? { sizeBytes: listed.sizeBytes } : {}),
     ...(listed.parentSession !== undefined ? { parentSession: listed.parentSession } : {}),
+    ...(listed.forkedFrom !== undefined ? { forkedFrom: listed.forkedFrom } : {}),
     ...(listed.parentCallId !== undefined ? { parentCallId: listed.parentCallId } : {}),
     ...(listed.agentProfile !== undefined ? { agentProfile: listed.agentProfile } : {}),
   }

@@ -80,6 +80,8 @@ export interface SessionTree {
   readonly id: string
   readonly createdAt: string
   readonly parentSession?: string
+  /** Set on a rerun: the recorded session it reran. */
+  readonly forkedFrom?: string
   readonly seedLength?: number
   readonly events: number
   readonly turns: TurnNode[]
@@ -209,6 +211,7 @@ export function buildSessionTree(header: SessionHeader, events: readonly Session
     id: header.id,
     createdAt: new Date(header.createdAt).toISOString(),
     ...(header.parentSession !== undefined ? { parentSession: header.parentSession } : {}),
+    ...(header.forkedFrom !== undefined ? { forkedFrom: header.forkedFrom } : {}),
     ...(header.seedLength !== undefined ? { seedLength: header.seedLength } : {}),
     events: events.length,
     turns,

@@ -82,7 +82,8 @@ describe('replayAdapter', () => {
     expect(added.adapter.divergences[0]).toEqual({ request: 1, path: 'tools', expected: ['lookup', 'note'], actual: ['extra', 'lookup', 'note'] })
 
     const [lookup, note] = recordedTools(events) as [ToolDefinition, ToolDefinition]
-    const changed = defineTool({ ...note, parameters: z.object({ text: z.string() }) } as never)
+    // Built afresh rather than spread: the recorded tools come defined, and a defined tool's brand survives a spread.
+    const changed = defineTool({ name: note.name, description: note.description, execute: note.execute as never, parameters: z.object({ text: z.string() }) })
     const schema = await replay(events, { tools: [lookup, changed] })
     expect(schema.adapter.divergences[0]?.path).toMatch(/^tools\[1\]\.parameters\./)
   })

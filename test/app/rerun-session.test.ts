@@ -55,8 +55,10 @@ describe('rerunSession', () => {
     expect(report.forkedFrom).toBe(id)
     expect(report.sessionId).not.toBe(id)
     const fresh = await store.read(report.sessionId)
+    // A rerun is a fork before its first rerun turn that also says whose rerun it is.
     expect(fresh.header.parentSession).toBe(id)
-    expect((await store.list()).find((s) => s.id === report.sessionId)?.parentSession).toBe(id)
+    expect(fresh.header.forkedFrom).toBe(id)
+    expect((await store.list()).find((s) => s.id === report.sessionId)).toMatchObject({ parentSession: id, forkedFrom: id })
     expect(userTexts(fresh.events)).toEqual(['tell me about cats', 'thanks'])
     expect(other.requests.map((r) => r.model)).toEqual(['m2', 'm2', 'm2'])
     // Recorded tools: the lookup answered from the log, its body never ran again.

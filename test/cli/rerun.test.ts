@@ -49,9 +49,9 @@ describe('ledgerloop rerun', () => {
     const inputs = events.filter((e) => e.type === 'user/message' && (e.data as unknown as UserMessage).source.kind === 'user').map((e) => ((e.data as unknown as UserMessage).content[0] as { text: string }).text)
     expect(inputs).toEqual(['what is in the folder?', 'thanks'])
     // The link is shown where people look.
-    expect((await runCli(['inspect', childId], { env: cliEnv(home) })).stdout).toContain(`forked from ${id}`)
-    expect((await runCli(['sessions'], { env: cliEnv(home) })).stdout).toMatch(new RegExp(`^${childId} .*↳ fork of ${id.slice(0, 8)} what is in the folder\\?$`, 'm'))
-    expect(JSON.parse((await runCli(['sessions', '--json'], { env: cliEnv(home) })).stdout)).toContainEqual(expect.objectContaining({ id: childId, parentSession: id }))
+    expect((await runCli(['inspect', childId], { env: cliEnv(home) })).stdout).toContain(`rerun of ${id}`)
+    expect((await runCli(['sessions'], { env: cliEnv(home) })).stdout).toMatch(new RegExp(`^${childId} .*↳ rerun of ${id.slice(0, 8)} what is in the folder\\?$`, 'm'))
+    expect(JSON.parse((await runCli(['sessions', '--json'], { env: cliEnv(home) })).stdout)).toContainEqual(expect.objectContaining({ id: childId, parentSession: id, forkedFrom: id }))
   }, 60_000)
 
   it('exit 0 for the same behaviour; --json prints the RerunReport; --all ends with a table', async () => {

@@ -240,6 +240,25 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     await post(`/api/sessions/${id}/fork`, { at: -1 }, 400)
   })
 
+  it('rerun and compare: a rerun answers its new session, which compares with the original', async () => {
+    const id = await created()
+    await post(`/api/sessions/${id}/followup`, { text: 'echo three' }, 202)
+    await settled(id, 1)
+    const rerun = (await post(`/api/sessions/${id}/rerun`, { tools: 'recorded' }, 202)) as { id: string }
+    expect(rerun.id).not.toBe(id)
+    await f.until(async () => {
+      const s = (await (await f.api(`/api/sessions/${rerun.id}`)).json()) as { turns: number; status: string }
+      return s.turns >= 1 && s.status === 'stored'
+    })
+    const compared = (await get(`/api/compare?a=${id}&b=${rerun.id}`, 200)) as { same: boolean; b: { forkedFrom?: string } }
+    expect(compared).toMatchObject({ same: true, b: { forkedFrom: id } })
+    await post('/api/sessions/no-such-session/rerun', {}, 404)
+    await post(`/api/sessions/${id}/rerun`, { tools: 'sideways' }, 400)
+    await post(`/api/sessions/${id}/rerun`, { fromTurn: 5 }, 400) // no such turn
+    await get(`/api/compare?a=${id}`, 400)
+    await get(`/api/compare?a=${id}&b=no-such-session`, 404)
+  })
+
   it('the document itself, and the errors every route shares: 401 without a token, 403 from a foreign origin', async () => {
     await get('/api/openapi.json', 200)
     for (const operation of operations()) {

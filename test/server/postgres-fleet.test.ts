@@ -174,6 +174,11 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
         return [r.status, ((await r.json()) as { error: { code: string } }).error.code]
       }
       expect(await error(f.post(`/api/sessions/${id}/compact`))).toEqual([501, 'NOT_IMPLEMENTED'])
+      // A rerun needs a composition to run the agent, which only the workers have; comparing only reads.
+      expect(await error(f.post(`/api/sessions/${id}/rerun`, {}))).toEqual([501, 'NOT_IMPLEMENTED'])
+      const compared = (await (await f.api(`/api/compare?a=${id}&b=${child}`)).json()) as { turns: { turn: number }[]; a: { id: string } }
+      expect(compared.a.id).toBe(id)
+      expect(compared.turns.map((t) => t.turn)).toEqual([1, 2])
       expect(await error(f.post('/api/sessions', { model: 'other' }))).toEqual([400, 'UNSUPPORTED_OPTION'])
       expect(await error(f.post('/api/sessions/nope/followup', { text: 'x' }))).toEqual([404, 'SESSION_NOT_FOUND'])
       expect(await error(f.api('/api/sessions/nope/stream'))).toEqual([404, 'SESSION_NOT_FOUND'])

@@ -23,7 +23,9 @@ export function formatSessionTree(tree: SessionTree & Partial<SubagentTreeFields
     `${style.bold(`session ${tree.id}`)} · created ${tree.createdAt} · ${tree.events} events` +
       (tree.parent !== undefined
         ? ` · sub-agent of ${tree.parent.session} (call ${tree.parent.callId}, profile ${tree.parent.profile ?? '?'})`
-        : tree.parentSession !== undefined
+        : tree.forkedFrom !== undefined
+          ? ` · rerun of ${tree.forkedFrom} (first ${String(tree.seedLength ?? 0)} events copied)`
+          : tree.parentSession !== undefined
           ? ` · forked from ${tree.parentSession} (first ${String(tree.seedLength)} events)`
           : ''),
   )

@@ -20,6 +20,8 @@ export interface SessionRow extends LogSummary {
   readonly updatedAt: string
   readonly sizeBytes?: number
   readonly parentSession?: string
+  /** Set on a rerun's session: the recorded session it reran. */
+  readonly forkedFrom?: string
   /** Set on a sub-agent's session: the parent's tool call that started it. */
   readonly parentCallId?: string
   /** A sub-agent's profile. */
@@ -70,6 +72,7 @@ function cliRow(f: SessionRowFacts): SessionRow {
     updatedAt: new Date(f.updatedAt).toISOString(),
     ...(f.sizeBytes !== undefined ? { sizeBytes: f.sizeBytes } : {}),
     ...(f.parentSession !== undefined ? { parentSession: f.parentSession } : {}),
+    ...(f.forkedFrom !== undefined ? { forkedFrom: f.forkedFrom } : {}),
     ...(f.parentCallId !== undefined ? { parentCallId: f.parentCallId } : {}),
     ...(f.agentProfile !== undefined ? { agentProfile: f.agentProfile } : {}),
     title: f.title,
@@ -94,8 +97,10 @@ export function sessionsTable(rows: readonly SessionRow[], dim: (s: string) => s
     const cost = r.cost !== undefined ? formatCost(r.cost.total, r.cost.currency) : ''
     const child = isSubagentSession(r)
       ? dim(`↳ sub-agent of ${String(r.parentSession).slice(0, 8)} (${r.agentProfile ?? '?'}) `)
-      : r.parentSession !== undefined
-        ? dim(`↳ fork of ${r.parentSession.slice(0, 8)} `)
+      : r.forkedFrom !== undefined
+        ? dim(`↳ rerun of ${r.forkedFrom.slice(0, 8)} `)
+        : r.parentSession !== undefined
+          ? dim(`↳ fork of ${r.parentSession.slice(0, 8)} `)
         : ''
     return `${r.id.padEnd(idWidth)}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${child}${title}`
   })
@@ -172,7 +177,7 @@ export function warnIgnoredConfig(config: EffectiveConfig): void {
 /** Registers `sessions`. */
 export function registerSessions(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('sessions').description('list stored sessions, newest first'))
-    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, parentCallId?, agentProfile?, problem?}')
+    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, forkedFrom?, parentCallId?, agentProfile?, problem?}')
     .option('--limit <n>', `show at most N sessions (default: ${DEFAULT_SESSIONS_LIMIT} on a terminal, all when piped)`, positiveInteger)
     .option('--all', 'show every session')
     .option('--search <text>', 'only sessions whose title or first prompt contains TEXT (case-insensitive), or whose id starts with it')

@@ -5,8 +5,11 @@ import { ApiError, hasToken, setToken } from './api.js'
 import { html } from './html.js'
 import { SessionList } from './session-list.js'
 import { SessionView } from './session-view.js'
+import { CompareView, compareRoute } from './compare.js'
 
 function route() {
+  const compare = compareRoute(location.hash)
+  if (compare !== undefined) return { page: 'compare', ...compare }
   const match = /^#\/s\/([A-Za-z0-9._-]+)(\/conversation)?/.exec(location.hash)
   return match !== null ? { page: 'session', id: match[1], view: match[2] !== undefined ? 'conversation' : 'timeline' } : { page: 'list' }
 }
@@ -52,7 +55,7 @@ function App() {
   return html`
     <header class="top">
       <a class="brand" href="#/">ledgerloop</a>
-      ${where.page === 'session' ? html`<span class="crumb">/ session ${where.id.slice(0, 8)}</span>` : html`<span class="crumb">/ sessions</span>`}
+      ${where.page === 'session' ? html`<span class="crumb">/ session ${where.id.slice(0, 8)}</span>` : where.page === 'compare' ? html`<span class="crumb">/ compare</span>` : html`<span class="crumb">/ sessions</span>`}
       <span class="spacer"></span>
       <span class="muted keys">↑↓ move · Enter open · Ctrl+Enter send</span>
     </header>
@@ -64,7 +67,11 @@ function App() {
           }} />`
         : html`
             ${error !== undefined ? html`<div class="error-banner" role="alert">${error.message}<button onClick=${() => setError(undefined)}>dismiss</button></div>` : ''}
-            ${where.page === 'session' ? html`<${SessionView} id=${where.id} view=${where.view} onError=${onError} />` : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
+            ${where.page === 'session'
+              ? html`<${SessionView} id=${where.id} view=${where.view} onError=${onError} />`
+              : where.page === 'compare'
+                ? html`<${CompareView} key=${`${where.a} ${where.b}`} a=${where.a} b=${where.b} ignoreText=${where.ignoreText} onError=${onError} />`
+                : html`<${SessionList} navigate=${navigate} onError=${onError} />`}
           `}
     </main>
   `

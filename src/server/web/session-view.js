@@ -9,6 +9,7 @@ import { shownStatus, Waterfall } from './waterfall.js'
 import { ConversationView } from './conversation.js'
 import { Approvals } from './approvals.js'
 import { prettyJson } from './json-text.js'
+import { RerunOf, SessionActions } from './session-actions.js'
 
 const REFRESH_MS = 300
 
@@ -199,6 +200,7 @@ export function SessionView({ id, view, onError }) {
         <div>
           <h2>${session.title !== '' ? session.title : '(no prompt yet)'}</h2>
           <div class="id">${id}${session.provider !== undefined ? ` · ${session.provider}/${session.model}` : ''}${connected && session.status !== 'stored' ? ' · live' : ''}</div>
+          <${RerunOf} id=${id} header=${session.header} />
           ${session.activity !== undefined ? html`<div class=${`activity activity-${session.activity.kind}`} role="status">${session.activity.summary}</div>` : ''}
         </div>
         <span class="spacer"></span>
@@ -212,6 +214,7 @@ export function SessionView({ id, view, onError }) {
           <button onClick=${verify}>Verify</button>
         </div>
       </div>
+      <${SessionActions} id=${id} session=${session} />
       ${check !== undefined ? html`<div class=${`check ${check.ok ? 'good' : 'bad'}`}>${check.ok ? `log ok: ${check.events} events, ${check.requests} requests rebuilt` : check.problems.map((p) => html`<div>${p}</div>`)}</div>` : ''}
       <${Approvals} sessionId=${id} approvals=${approvals} onError=${onError} />
       <nav class="view-tabs" role="tablist" aria-label="view">
