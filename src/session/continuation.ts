@@ -74,13 +74,15 @@ export function interruptedWork(log: EventLog, options: { readonly mayRerun: (to
   if (endedBy === undefined) return undefined
   const lifted = log.lastOfTypes(LIFTS)
   // Walk back through `continues` links: the chain of turns that carried the same work on.
+  // The last turn is always in it (it is what the continuation carries on); a lifted quarantine ends the walk, and
+  // only turns after the lift count as interruptions.
   const chain: { start: number; turn: number; crashed: boolean }[] = []
-  for (let start = lastStart, crashed = endedBy === 'interrupted'; start > lifted; ) {
+  for (let start = lastStart, crashed = endedBy === 'interrupted'; ; ) {
     const data = log.at(start)?.data as CoreEventData['turn/start']
-    chain.unshift({ start, turn: data.turn, crashed })
+    chain.unshift({ start, turn: data.turn, crashed: crashed && start > lifted })
     if (data.continues === undefined) break
     const previous = turnStartOf(log, data.continues, start)
-    if (previous < 0) break
+    if (previous < 0 || previous < lifted) break
     crashed = stoppedBy(log.at(log.lastOfTypes(TURN_ENDS, previous, start))) === 'interrupted'
     start = previous
   }
