@@ -261,7 +261,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         const quarantine = activeQuarantine(session.log)
         if (quarantine !== undefined && !force) throw quarantined(sessionId, quarantine)
         const work = interrupted === 'continue' ? interruptedWork(session.log, { mayRerun: mayRerun(tools), seedLength: stored.header.seedLength ?? 0 }) : undefined
-        if (work !== undefined && quarantine === undefined && !force && work.interruptions.length >= quarantineAfter) {
+        if (work !== undefined && work.endedBy === 'interrupted' && quarantine === undefined && !force && work.interruptions.length >= quarantineAfter) {
           const reason = `the same work was interrupted ${work.interruptions.length} times in a row (turns ${work.interruptions.join(', ')})`
           stored.writer.append(quarantineEvent(session, reason, work))
           await stored.writer.flush()

@@ -99,6 +99,8 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   readonly #releasing = new Map<string, Promise<void>>()
   readonly #reruns = new Map<string, Rerun>()
   #closed = false
+  /** Set by {@link drain}: input is refused while the running turns finish. */
+  #draining = false
 
   constructor(options: LocalSessionHostOptions) {
     this.#options = options
@@ -123,7 +125,7 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   }
 
   async create(options: NewSessionOptions): Promise<string> {
-    this.#checkOpen()
+    this.#checkAccepting()
     const provider = options.provider ?? this.#options.defaults.provider
     if (this.harness.llm.adapter(provider) === undefined) {
       throw new HarnessError(`no adapter for provider '${provider}' on this server (served: ${this.harness.llm.providers().join(', ')})`, 'NO_ADAPTER')
@@ -140,16 +142,19 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   }
 
   async followup(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    this.#checkAccepting()
     const { agent } = await this.#host(id)
     return agent.followup(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
   }
 
   async steer(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
+    this.#checkAccepting()
     const { agent } = await this.#host(id)
     return agent.steer(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
   }
 
   async inject(id: string, text: string): Promise<void> {
+    this.#checkAccepting()
     ;(await this.#host(id)).agent.inject(text)
   }
 
@@ -309,6 +314,21 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
         this.#channels.delete(id)
       }
     }
+  }
+
+  /**
+   * A graceful stop's first half (`serve` on SIGTERM): new input and new sessions are refused (`HARNESS_CLOSED`,
+   * 503), and the turns running now may finish for `graceMs`. `close()` then cuts off what still runs (`aborted
+   * {disposed}`: the next resume continues it).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#draining = true
+    const running = [...this.#hosted.values()].map((h) => h.agent).filter((a) => a.status === 'running')
+    if (running.length === 0) return
+    let timer: NodeJS.Timeout | undefined
+    const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))
+    await Promise.race([Promise.all(running.map((a) => a.whenIdle())), graceOver])
+    clearTimeout(timer)
   }
 
   async close(): Promise<void> {
@@ -474,6 +494,10 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
 
   #checkOpen(): void {
     if (this.#closed) throw new HarnessError('the server is shutting down', 'HARNESS_CLOSED')
+  }
+
+  #checkAccepting(): void {
+    if (this.#closed || this.#draining) throw new HarnessError('the server is shutting down: it takes no new input', 'HARNESS_CLOSED')
   }
 }
 

@@ -24,7 +24,7 @@ export interface LedgerServerOptions {
    * How sessions are run and followed. Default: a {@link LocalSessionHost} running the agents in this process
    * from `agents` (for JSONL and SQLite stores); a store-backed pair (PostgreSQL inbox + workers) goes here.
    */
-  readonly sessions?: { readonly input: SessionInputPort; readonly feed: SessionEventFeed; readonly close?: () => Promise<void> }
+  readonly sessions?: { readonly input: SessionInputPort; readonly feed: SessionEventFeed; readonly drain?: (graceMs: number) => Promise<void>; readonly close?: () => Promise<void> }
   /** What the default session host builds its harness from (required without `sessions`). */
   readonly agents?: Omit<LocalSessionHostOptions, 'store'>
   /**
@@ -58,6 +58,11 @@ export interface LedgerServer {
   listen(): Promise<string>
   /** The URL to open in a browser: the base URL with `?token=`. Only after `listen()`. */
   pageUrl(): string
+  /**
+   * Graceful stop, first half: refuses new input (503) and lets the turns this server runs finish for `graceMs`
+   * (a fleet's turns run in its workers: nothing to wait for). Then call `close()`.
+   */
+  drain(graceMs: number): Promise<void>
   /** Stops listening, ends every stream, stops every session the server runs and closes the store. */
   close(): Promise<void>
 }
@@ -124,7 +129,7 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
   if (sessions === undefined) {
     if (options.agents === undefined) throw new HarnessError('createLedgerServer needs `agents` (or `sessions`)', 'INVALID_CONFIG')
     const local = new LocalSessionHost({ ...(options.pricing !== undefined ? { pricing: options.pricing } : {}), ...options.agents, store: options.store })
-    sessions = { input: local, feed: local, close: () => local.close() }
+    sessions = { input: local, feed: local, drain: (graceMs) => local.drain(graceMs), close: () => local.close() }
   }
   const { input, feed } = sessions
   const guard = new AccessGuard({ token, ...(options.allowedOrigins !== undefined ? { allowedOrigins: options.allowedOrigins } : {}) })
@@ -234,6 +239,9 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
       if (address === undefined) throw new HarnessError('the server is not listening yet', 'INVALID_CONFIG')
       const base = address.replace('://[::1]', '://localhost')
       return token === undefined ? `${base}/` : `${base}/?token=${encodeURIComponent(token)}`
+    },
+    async drain(graceMs) {
+      await sessions.drain?.(graceMs)
     },
     async close() {
       closing = true

@@ -25,10 +25,14 @@ export interface InterruptedWork {
   /** The interrupted turn the continuation carries on (the last of {@link interruptions}). */
   readonly turn: number
   /**
-   * The same work's interruptions in a row, oldest first: the original turn and every continuation of it that a
-   * crash interrupted again (counted since the last lifted quarantine).
+   * The same work's crash interruptions in a row, oldest first: the original turn and every continuation of it
+   * that a crash interrupted again (counted since the last lifted quarantine). A clean shutdown (the agent
+   * disposed mid-turn: a deploy, SIGTERM past its grace) is carried on too, but is no sign of poison: it is
+   * not counted.
    */
   readonly interruptions: readonly number[]
+  /** How the turn carried on ended: `interrupted` (crash repair) or `shutdown` (aborted `{kind:'disposed'}`). */
+  readonly endedBy: 'interrupted' | 'shutdown'
   /**
    * True when a turn of the chain committed the prompt it claimed: the continuation then claims only steering
    * (`next-step`), else it takes the head of `next-turn` as a fresh turn would (a restored prompt is there).
@@ -58,36 +62,52 @@ export function activeQuarantine(log: EventLog): string | undefined {
 
 /**
  * The interrupted work at the end of a balanced (repaired) log: `undefined` unless its last turn ended
- * `interrupted` and nothing after it started a turn. `mayRerun` tells which tools' calls may run again.
+ * `interrupted` (crash repair) or `aborted {kind:'disposed'}` (the agent was shut down mid-turn: a clean shutdown
+ * loses no more than a crash does) and nothing after it started a turn. `mayRerun` tells which tools' calls may
+ * run again.
  */
 export function interruptedWork(log: EventLog, options: { readonly mayRerun: (tool: string) => boolean; readonly seedLength?: number }): InterruptedWork | undefined {
   const lastStart = log.lastOfTypes(TURN_STARTS)
   if (lastStart < 0) return undefined
   const lastEnd = log.lastOfTypes(TURN_ENDS, lastStart)
-  if (lastEnd < 0 || !isInterrupted(log.at(lastEnd))) return undefined
+  const endedBy = lastEnd < 0 ? undefined : stoppedBy(log.at(lastEnd))
+  if (endedBy === undefined) return undefined
   const lifted = log.lastOfTypes(LIFTS)
-  // Walk back through `continues` links: each continuation a crash interrupted again is one more in a row.
-  const chain: { start: number; turn: number }[] = []
-  for (let start = lastStart; start > lifted; ) {
+  // Walk back through `continues` links: the chain of turns that carried the same work on.
+  // The last turn is always in it (it is what the continuation carries on); a lifted quarantine ends the walk, and
+  // only turns after the lift count as interruptions.
+  const chain: { start: number; turn: number; crashed: boolean }[] = []
+  for (let start = lastStart, crashed = endedBy === 'interrupted'; ; ) {
     const data = log.at(start)?.data as CoreEventData['turn/start']
-    chain.unshift({ start, turn: data.turn })
+    chain.unshift({ start, turn: data.turn, crashed: crashed && start > lifted })
     if (data.continues === undefined) break
     const previous = turnStartOf(log, data.continues, start)
-    if (previous < 0) break
+    if (previous < 0 || previous < lifted) break
+    crashed = stoppedBy(log.at(log.lastOfTypes(TURN_ENDS, previous, start))) === 'interrupted'
     start = previous
   }
   const first = chain[0] as { start: number; turn: number }
   const events = log.eventsWithoutChunks(first.start)
   return {
     turn: (chain[chain.length - 1] as { turn: number }).turn,
-    interruptions: chain.map((c) => c.turn),
+    interruptions: interruptionsInARow(chain),
+    endedBy,
     inputCommitted: committedTurnInput(log, first.start, options.seedLength ?? 0),
     reruns: rerunCalls(events, log, options.mayRerun),
   }
 }
 
-function isInterrupted(event: SessionEvent | undefined): boolean {
-  return (event?.data as { reason?: TurnEndReason } | undefined)?.reason?.kind === 'interrupted'
+/** `interrupted` (crash repair), `shutdown` (aborted because the agent was disposed), or `undefined` for any other end. */
+function stoppedBy(event: SessionEvent | undefined): 'interrupted' | 'shutdown' | undefined {
+  const reason = (event?.data as { reason?: TurnEndReason } | undefined)?.reason
+  if (reason?.kind === 'interrupted') return 'interrupted'
+  if (reason?.kind === 'aborted' && reason.reason.kind === 'disposed') return 'shutdown'
+  return undefined
+}
+
+/** The crash-interrupted turns at the end of the chain, oldest first (a shutdown in between breaks no run). */
+function interruptionsInARow(chain: readonly { turn: number; crashed: boolean }[]): number[] {
+  return chain.filter((c) => c.crashed).map((c) => c.turn)
 }
 
 function turnStartOf(log: EventLog, turn: number, before: number): number {

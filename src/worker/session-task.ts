@@ -186,7 +186,9 @@ export class SessionTask {
 
   async #release(agent: Agent): Promise<void> {
     const writer = this.#ctx.store.writerOf(this.#id)
-    const status = agent.inbox.nextTurn.length > 0 ? 'pending' : 'idle'
+    // `pending` when input waits, or when a turn is still running: dispose cuts it off (`aborted {disposed}`),
+    // and whichever worker claims the session next continues it.
+    const status = agent.inbox.nextTurn.length > 0 || agent.status === 'running' ? 'pending' : 'idle'
     writer?.releaseAs(status)
     try {
       await agent.dispose()

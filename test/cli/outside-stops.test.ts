@@ -42,19 +42,43 @@ it('ISSUE-11 defect 5: `run … | head -1` ends the turn as a cancel: exit 141, 
   expect(verify.code).toBe(0)
 }, 60_000)
 
-it('ISSUE-11 defect 6: SIGTERM closes the turn, flushes, releases the lock and exits 143', async () => {
+it('ISSUE-11 defect 6 / issue 24 item 6: SIGTERM drains — past the grace the turn is cut off (aborted disposed), flushed, unlocked, exit 143; the next run -c continues it', async () => {
   const home = tempHome()
   const script = join(home, 'hang.json')
   writeFileSync(script, JSON.stringify([{ hang: true }]))
-  const child = startCli(['run', '--script', script, '--root', home, '--json', 'wait for it'], { env: cliEnv(home) })
+  const child = startCli(['run', '--script', script, '--root', home, '--json', '--shutdown-grace-ms', '300', 'wait for it'], { env: cliEnv(home) })
   await waitForOutput(child, '"type":"request/context"')
+  const killedAt = Date.now()
   child.kill('SIGTERM')
   const run = await finished(child)
   expect(run.code).toBe(143)
+  expect(Date.now() - killedAt).toBeGreaterThanOrEqual(300)
   const { id, events } = await onlySession(home)
   const last = events[events.length - 1] as SessionEvent
-  expect(last).toMatchObject({ type: 'turn/end', data: { reason: { kind: 'aborted', reason: { kind: 'hook', reason: 'SIGTERM' } } } })
+  expect(last).toMatchObject({ type: 'turn/end', data: { reason: { kind: 'aborted', reason: { kind: 'disposed' } } } })
   expect(existsSync(join(home, 'sessions', `${id}.lock`))).toBe(false)
   const verify = await runCli(['verify', id], { env: cliEnv(home) })
   expect(verify.code).toBe(0)
+  // A clean shutdown loses no more than a crash: the next resume carries the cut-off turn on.
+  const answer = join(home, 'answer.json')
+  writeFileSync(answer, JSON.stringify([{ text: 'done waiting' }, { text: 'and the next one' }]))
+  const resumed = await runCli(['run', '-c', '--script', answer, '--root', home, 'next'], { env: cliEnv(home) })
+  expect(resumed.code, resumed.stderr).toBe(0)
+  expect(resumed.stderr).toContain('continuing it as turn 2')
+  const after = (await onlySession(home)).events
+  expect(after.filter((e) => e.type === 'turn/start').map((e) => e.data)).toEqual([{ turn: 1 }, { turn: 2, continues: 1 }, { turn: 3 }])
+}, 60_000)
+
+it('issue 24 item 6: SIGTERM during a turn that finishes within the grace: the turn completes and run exits with its own code (0)', async () => {
+  const home = tempHome()
+  const script = join(home, 'slow.json')
+  // About a second of streaming: well inside the default 10 s grace.
+  writeFileSync(script, JSON.stringify([{ text: Array.from({ length: 20 }, (_, i) => `part ${i} `), delayMs: 50 }]))
+  const child = startCli(['run', '--script', script, '--root', home, '--json', 'take your time'], { env: cliEnv(home) })
+  await waitForOutput(child, '"type":"request/context"')
+  child.kill('SIGTERM')
+  const run = await finished(child)
+  expect(run.code, run.stderr).toBe(0)
+  const { events } = await onlySession(home)
+  expect((events[events.length - 1] as SessionEvent).data).toEqual({ turn: 1, reason: { kind: 'completed' } })
 }, 60_000)

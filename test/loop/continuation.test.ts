@@ -359,6 +359,8 @@ describe('DURABLE-QUARANTINE: poison work stops after K interruptions in a row',
       const after = await new JsonlStore({ dir }).read('poisoned')
       expect(after.events.filter((e) => e.type === 'session/quarantine-lifted')).toHaveLength(1)
       expect(after.events.filter((e) => e.type === 'turn/start').at(-1)?.data).toEqual({ turn: 4, continues: 3 })
+      // Counted afresh after the lift: one more crash is the first in a row, so the work is continued again.
+      expect(await life((h) => h.resumeAgent('poisoned'))).toBeUndefined()
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -13,7 +13,8 @@ import { removeScratch } from './run.js'
 export function registerAcp(program: Command, exit: { code: number }): void {
   addAgentOptions(
     program.command('acp').description('an Agent Client Protocol agent over stdio, for editors such as Zed and JetBrains IDEs (docs/acp.md)'),
-    ALL_AGENT_OPTION_NAMES.filter((name) => !SESSION_OPTION_NAMES.includes(name)),
+    // The editor owns the process: on SIGTERM its turns are cancelled at once (docs/acp.md), so no grace.
+    ALL_AGENT_OPTION_NAMES.filter((name) => !SESSION_OPTION_NAMES.includes(name) && name !== 'shutdownGraceMs'),
   )
     .addHelpText('after', '\nThe editor starts this command and talks JSON-RPC on its stdin and stdout; logs go to stderr.\nExamples:\n  ledgerloop acp\n  ledgerloop acp --provider anthropic --model claude-sonnet-4-5\n  ledgerloop acp --script examples/scripts/demo.json      offline, no key')
     .action(async (flags: AgentFlags) => {

@@ -53,6 +53,8 @@ export interface AgentFlags {
   readonly attach?: boolean
   /** `--force`: resume a quarantined session anyway (the quarantine is lifted, durably). */
   readonly force?: boolean
+  /** `--shutdown-grace-ms N`: how long a SIGTERM lets running turns finish before they are cut off. */
+  readonly shutdownGraceMs?: number
 }
 
 /** Everything `run`/`chat` decided before a session is touched. */
@@ -74,6 +76,8 @@ export interface PreparedRun {
   readonly interrupted?: { readonly turn: number; readonly unknownCalls: number }
   /** `--force`: resume even a quarantined session. */
   readonly force?: boolean
+  /** `--shutdown-grace-ms`: what a SIGTERM leaves a running turn. */
+  readonly shutdownGraceMs?: number
   /** The base URL the route talks to, when it is not the provider's default (remembered for resumes). */
   readonly baseURL?: string
   /** Where `bash` runs (`--sandbox`, default bwrap) and when it keeps the network (`--network`: always; `--network-ask`: per call). */
@@ -117,6 +121,8 @@ const AGENT_OPTIONS = {
   networkAsk: (c: Command) => c.option('--network-ask', "let a bash call ask for the network; the permission rules for 'network' decide (default: you are asked)"),
   bashEnv: (c: Command) => c.option('--bash-env <name>', 'pass this environment variable to bash too (repeatable; PREFIX_* for a prefix); provider keys are refused', collect),
   attach: (c: Command) => c.option('--attach', "send the input through the store's inbox and follow the session while a worker runs it (postgres:// stores)"),
+  shutdownGraceMs: (c: Command) =>
+    c.option('--shutdown-grace-ms <n>', 'on SIGTERM, let a running turn finish for this long before cutting it off (default 10000; the next resume continues it)', nonNegativeInteger),
   force: (c: Command) => c.option('--force', 'with --session or -c: resume a quarantined session anyway (the quarantine is lifted)'),
 } as const
 
@@ -261,6 +267,7 @@ export async function prepareRun(given: AgentFlags, env: NodeJS.ProcessEnv = pro
       repairs,
       ...(interrupted !== undefined ? { interrupted } : {}),
       ...(flags.force === true ? { force: true } : {}),
+      ...(flags.shutdownGraceMs !== undefined ? { shutdownGraceMs: flags.shutdownGraceMs } : {}),
       ...toolConfinement(flags), ...(resume !== undefined ? { resume } : {}), ...(baseURL !== undefined ? { baseURL } : {}) }
   } catch (error) {
     await store.close()

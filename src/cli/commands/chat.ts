@@ -121,11 +121,11 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
   }
   rl.on('SIGINT', onInterrupt)
   process.on('SIGINT', onInterrupt)
-  // SIGTERM and a closed stdout cancel the running turn and end the chat, like a second Ctrl-C but with the turn
-  // closed and the log flushed first.
-  const stops = watchOutsideStops((cause) => {
-    agent?.cancel(cause)
-    quitting?.()
+  // SIGTERM ends the chat: no more input, the running turn may finish within the grace, then it is cut off (the
+  // next resume continues it). A closed stdout cancels at once. Either way the turn is closed and flushed first.
+  const stops = watchOutsideStops((cause) => agent?.cancel(cause, { keepInbox: cause.kind === 'disposed' }), {
+    ...(prepared.shutdownGraceMs !== undefined ? { graceMs: prepared.shutdownGraceMs } : {}),
+    onSigterm: () => quitting?.(),
   })
 
   try {

@@ -221,7 +221,10 @@ async function runTurn(agent: Agent, prompt: string, output: SessionOutput, prep
     agent.cancel({ kind: 'user' })
   }
   process.on('SIGINT', onSigint)
-  const stops = watchOutsideStops((cause) => agent.cancel(cause))
+  // A shutdown keeps queued input (it is still owed); a closed stdout is a cancel like Ctrl-C.
+  const stops = watchOutsideStops((cause) => agent.cancel(cause, { keepInbox: cause.kind === 'disposed' }), {
+    ...(prepared.shutdownGraceMs !== undefined ? { graceMs: prepared.shutdownGraceMs } : {}),
+  })
   // A scripted step that hangs holds no socket or timer; without this the process would exit mid-turn.
   const keepAlive = setInterval(() => {}, 60_000)
   try {

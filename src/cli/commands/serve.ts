@@ -1,3 +1,4 @@
+import { DEFAULT_SHUTDOWN_GRACE_MS } from '../run-signals.js'
 import { InvalidArgumentError, type Command } from 'commander'
 import { compose, type Composition } from '../../app/compose.js'
 import { startHarnessExtensions } from '../../app/harness-extensions.js'
@@ -141,7 +142,9 @@ async function serveUntilStopped(server: LedgerServer, banner: string, close: ()
     process.on('SIGINT', stop)
     process.on('SIGTERM', stop)
   })
-  process.stdout.write('stopping: cancelling running turns and closing the store\n')
+  const graceMs = flags.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS
+  process.stdout.write(`stopping: no new input; running turns may finish for ${graceMs} ms, then they are cut off (the next resume continues them)\n`)
+  await server.drain(graceMs)
   await close()
   return EXIT.ok
 }

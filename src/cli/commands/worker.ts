@@ -108,6 +108,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
       onEvent: say,
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.idleGraceMs !== undefined ? { idleGraceMs: flags.idleGraceMs } : {}),
+      ...(flags.shutdownGraceMs !== undefined ? { shutdownGraceMs: flags.shutdownGraceMs } : {}),
       ...(flags.pollMs !== undefined ? { pollMs: flags.pollMs } : {}),
     })
     process.stdout.write(flags.json === true ? JSON.stringify({ type: 'stopped', ...summary }) + '\n' : `stopped: ${summary.claimed} claimed, ${summary.released} released, ${summary.leaseLost} leases lost, ${summary.errors} errors\n`)
