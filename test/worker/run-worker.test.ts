@@ -94,7 +94,7 @@ describe('runWorker', () => {
     await sender.close()
   })
 
-  it('a graceful shutdown releases a session with queued turns as pending; the next worker claims it and runs them (Agent.wake)', async () => {
+  it('a graceful shutdown releases a session with queued turns as pending; the next worker claims it, continues the turn it cut off, and runs the queued ones (Agent.wake)', async () => {
     const sender = new PostgresStore({ connectionString: db.url, schema: 'w3' })
     await sender.createDetached(new Session({ id: 'queued' }).header)
     for (const text of ['one', 'two', 'three']) await sender.send('queued', { kind: 'followup', message: text })
@@ -112,11 +112,13 @@ describe('runWorker', () => {
     const second = new PostgresStore({ connectionString: db.url, schema: 'w3', leaseMs: 3000 })
     const stopSecond = new AbortController()
     const serving = runWorker({ store: second, ...fast, idleGraceMs: 100, pollMs: 100, signal: stopSecond.signal })
-    await until(async () => reasons((await sender.read('queued')).events).length === 3)
+    await until(async () => reasons((await sender.read('queued')).events).length === 4)
     stopSecond.abort()
     await serving
     const log = await sender.read('queued')
-    expect(reasons(log.events)).toEqual(['aborted', 'completed', 'completed'])
+    // The turn the shutdown cut off (aborted {disposed}) is carried on first, then 'two' and 'three'.
+    expect(reasons(log.events)).toEqual(['aborted', 'completed', 'completed', 'completed'])
+    expect(log.events.filter((e) => e.type === 'turn/start').map((e) => e.data)).toEqual([{ turn: 1 }, { turn: 2, continues: 1 }, { turn: 3 }, { turn: 4 }])
     expect(verifySessionLog(log.events).problems).toEqual([])
     await Promise.all([first.close(), second.close(), sender.close()])
   })

@@ -348,9 +348,7 @@ export class PostgresStore implements SessionStore {
   /** Calls `listener` whenever one of this store's writers is fenced off. Returns the unsubscriber. */
   onLeaseLost(listener: LeaseLostListener): () => void {
     this.#leaseLost.add(listener)
-    return () => {
-      this.#leaseLost.delete(listener)
-    }
+    return () => void this.#leaseLost.delete(listener)
   }
 
   /** The open writer of a session in this store, if any. */
