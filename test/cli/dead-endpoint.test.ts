@@ -12,11 +12,12 @@ beforeAll(() => ensureBuilt(), 120_000)
 const KEY = { DEEPSEEK_API_KEY: 'sk-test-dead-endpoint' }
 
 /** A TCP server on loopback that accepts every connection and never sends a byte (a hung proxy, a dead backend). */
-async function silentServer(): Promise<{ baseURL: string; connections: () => number; close: () => Promise<void> }> {
+async function silentServer(): Promise<{ baseURL: string; /** Requests received (connections that sent one). */ connections: () => number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>()
   let connections = 0
   const server: Server = createServer((socket) => {
-    connections++
+    // A request is a connection that sent one (a connection opened ahead and never used is not an attempt).
+    socket.once('data', () => connections++)
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
     socket.on('error', () => {})
