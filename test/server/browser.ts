@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type BrowserContext } from 'playwright-core'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { CHROMIUM_PATH } from '../support/system-tools.js'
 
 /** Debian's Chromium (installed by .ci/run; suites skip without it, see test/support/system-tools.ts). */
@@ -21,4 +21,19 @@ export async function launchChromium(viewport = { width: 1400, height: 860 }): P
       rmSync(profile, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Opens `url` in a new page of `context` that records every uncaught page error and console error into
+ * `problems` (a suite asserts it stays empty); `ignore` lets through console errors a test provokes on purpose.
+ */
+export async function openWatchedPage(context: BrowserContext, url: string, problems: string[], ignore?: (text: string) => boolean): Promise<Page> {
+  const page = await context.newPage()
+  page.setDefaultTimeout(10_000)
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() === 'error' && ignore?.(message.text()) !== true) problems.push(`console error: ${message.text()}`)
+  })
+  await page.goto(url)
+  return page
 }

@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { invariantPlugin, scriptedAdapter, type ScriptStep } from '../../src/index.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
-import { launchChromium } from './browser.js'
+import { launchChromium, openWatchedPage } from './browser.js'
 import { requireSystemTool } from '../support/system-tools.js'
 import { serveScript, serveTools, startServe, TOKEN, type ServeFixture } from './serve-fixture.js'
 
@@ -45,15 +45,8 @@ afterEach(() => {
 })
 
 async function openPage(hash: string): Promise<Page> {
-  const page = await browser.context.newPage()
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  page.on('console', (message) => {
-    // The page's own refusals (a 400 it shows in a form) are logged by Chromium as failed loads: not problems.
-    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) problems.push(`console error: ${message.text()}`)
-  })
-  await page.goto(`${f.base}/?token=${TOKEN}${hash}`)
-  return page
+  // The page's own refusals (a 400 it shows in a form) are logged by Chromium as failed loads: not problems.
+  return openWatchedPage(browser.context, `${f.base}/?token=${TOKEN}${hash}`, problems, (text) => /Failed to load resource/.test(text))
 }
 
 function hashOf(page: Page): string {

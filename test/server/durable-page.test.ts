@@ -1,6 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchChromium } from './browser.js'
+import { launchChromium, openWatchedPage } from './browser.js'
 import { requireSystemTool } from '../support/system-tools.js'
 import { startServe, TOKEN, type ServeFixture } from './serve-fixture.js'
 import { writeQuarantinedSession } from './stored-session.js'
@@ -26,14 +26,7 @@ afterAll(async () => {
 })
 
 async function openPage(hash: string): Promise<Page> {
-  const page = await browser.context.newPage()
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`)
-  })
-  await page.goto(`${f.base}/?token=${TOKEN}${hash}`)
-  return page
+  return openWatchedPage(browser.context, `${f.base}/?token=${TOKEN}${hash}`, problems)
 }
 
 describe.skipIf(browserNeeded.skip)('durable execution on the page (headless Chromium)', { timeout: 30_000 }, () => {

@@ -1,6 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchChromium } from './browser.js'
+import { launchChromium, openWatchedPage } from './browser.js'
 import { requireSystemTool } from '../support/system-tools.js'
 import { startServe, TOKEN, type ServeFixture } from './serve-fixture.js'
 
@@ -20,14 +20,7 @@ afterAll(async () => {
 })
 
 async function openPage(hash = ''): Promise<Page> {
-  const page = await browser.context.newPage()
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`)
-  })
-  await page.goto(`${f.base}/?token=${TOKEN}${hash}`)
-  return page
+  return openWatchedPage(browser.context, `${f.base}/?token=${TOKEN}${hash}`, problems)
 }
 
 // Waits for the (first) turn row to show a status. The page's CSP forbids eval, so no waitForFunction.

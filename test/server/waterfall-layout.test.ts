@@ -1,6 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchChromium } from './browser.js'
+import { launchChromium, openWatchedPage } from './browser.js'
 import { requireSystemTool } from '../support/system-tools.js'
 import { startServe, TOKEN, type ServeFixture } from './serve-fixture.js'
 import { writeStoredSession } from './stored-session.js'
@@ -41,15 +41,8 @@ afterAll(async () => {
 async function openPage(width: number, hash: string, token: string | null = TOKEN): Promise<Page> {
   const browser = await launchChromium({ width, height: 900 })
   browsers.push(browser)
-  const page = await browser.context.newPage()
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  page.on('console', (message) => {
-    // The wrong-token test provokes 401s on purpose.
-    if (message.type() === 'error' && !message.text().includes('401')) problems.push(`console error: ${message.text()}`)
-  })
-  await page.goto(`${f.base}/${token !== null ? `?token=${token}` : ''}${hash}`)
-  return page
+  // The wrong-token test provokes 401s on purpose.
+  return openWatchedPage(browser.context, `${f.base}/${token !== null ? `?token=${token}` : ''}${hash}`, problems, (text) => text.includes('401'))
 }
 
 // Every label of the waterfall with its box, the box of what would clip it, and whether its text overflows.
