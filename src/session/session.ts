@@ -7,6 +7,7 @@ import type { Message, StreamChunk } from '../llm/types.js'
 import { CompactRun, chunkEvent, EventLog } from './event-log.js'
 import { KNOWN_EVENT_TYPES, type EventRecord, type RequestHeader, type SessionEvent, type TurnEndReason } from './events.js'
 import { projectSurfaceEvent, Surface } from './surface.js'
+import { markHistoryLineage } from './history-lineage.js'
 import { buildEvent, corrupt, ENVELOPE_KEYS, legacyProblem, type AppendOptions } from './event-envelope.js'
 import { VerifiedLog, type LogFold } from './verified-log.js'
 import { turnEndNotWritten, writeRefusal } from './write-failure.js'
@@ -110,6 +111,8 @@ export class Session {
   readonly #derived: Message[] = []
   #projectedNodes = 0
   #derivedGeneration = 0
+  // One token per fold generation: every frozen view handed out under it is a prefix of the later ones.
+  #lineage: object = {}
   #derivedView: readonly Message[] | undefined
   #historyView: HistoryView | undefined
   #replayStateMessages = 0
@@ -422,7 +425,10 @@ export class Session {
    */
   deriveMessagesFrozen(): readonly Message[] {
     this.#catchUp()
-    this.#derivedView ??= Object.freeze(this.#derived.slice())
+    if (this.#derivedView === undefined) {
+      this.#derivedView = Object.freeze(this.#derived.slice())
+      markHistoryLineage(this.#derivedView, this.#lineage)
+    }
     return this.#derivedView
   }
 
@@ -448,6 +454,7 @@ export class Session {
       this.#projectedNodes = 0
       this.#derivedGeneration = this.#surface.generation
       this.#derivedView = undefined
+      this.#lineage = {}
     }
     const nodes = this.#surface.nodes
     for (; this.#projectedNodes < nodes.length; this.#projectedNodes++) {

@@ -55,7 +55,8 @@ export function recordedRequests(events: readonly SessionEvent[]): RecordedReque
     // Every run that starts here was built from the events before this one.
     while (next < runs.length && (runs[next] as (typeof runs)[number]).firstSeq === e.seq) {
       const run = runs[next++] as (typeof runs)[number]
-      const chunks = events.slice(run.firstSeq, run.lastSeq + 1).map((c) => (c.data as { chunk: StreamChunk }).chunk)
+      const chunks: StreamChunk[] = []
+      for (let seq = run.firstSeq; seq <= run.lastSeq; seq++) chunks.push(((events[seq] as SessionEvent).data as { chunk: StreamChunk }).chunk)
       byStep.set(`${run.turn}/${run.step}`, {
         turn: run.turn,
         step: run.step,

@@ -1,9 +1,11 @@
 // Where a fresh request first differs from a recorded one, as a path a person can read ('system',
 // 'tools[2].parameters', 'messages[5].content[0].text'). A cassette compares every request it answers, so the
 // comparison is incremental: history entries that are the same objects as in the previous, already compared
-// request (the loop shares frozen messages between requests) are not walked again.
+// request (the loop shares frozen messages between requests) are not walked again, and when the session vouches
+// that the fresh history extends the last one (session/history-lineage.ts) the proven prefix is skipped outright.
 import type { JsonValue } from '../json/lossless.js'
 import type { GenerateOptions, Message } from '../llm/types.js'
+import { historyLineage } from '../session/history-lineage.js'
 import type { RecordedRequest } from './recorded-requests.js'
 
 /** The first difference between a recorded request and the one a fresh loop built. */
@@ -28,6 +30,7 @@ const CONFIG_KEYS: readonly string[] = ['provider', 'model', 'reasoningEffort', 
 export class RequestComparer {
   readonly #provenActual: Message[] = []
   #lastExpected: readonly Message[] = []
+  #lastLineage: object | undefined
   #lastTools: { expected: unknown; actual: readonly unknown[] } | undefined
   #keysOf: { config: unknown; keys: readonly string[] } | undefined
 
@@ -81,8 +84,12 @@ export class RequestComparer {
     const lastExpected = this.#lastExpected
     const provenActual = this.#provenActual
     const proven = Math.min(provenActual.length, length, actual.length)
+    // A fresh history the session handed out in the same fold generation as the last proven one extends it
+    // (history/lineage): its proven prefix holds the same objects, so not even the pointers need comparing.
+    const lineage = historyLineage(actual)
     let start = 0
-    if (expected === lastExpected) while (start < proven && actual[start] === provenActual[start]) start++
+    if (expected === lastExpected && lineage !== undefined && lineage === this.#lastLineage) start = proven
+    else if (expected === lastExpected) while (start < proven && actual[start] === provenActual[start]) start++
     else while (start < proven && actual[start] === provenActual[start] && expected[start] === lastExpected[start]) start++
     const n = Math.max(length, actual.length)
     for (let i = start; i < n; i++) {
@@ -93,6 +100,7 @@ export class RequestComparer {
       if (d !== undefined) return d
     }
     this.#lastExpected = expected
+    this.#lastLineage = lineage
     provenActual.length = start
     for (let i = start; i < n; i++) provenActual.push(actual[i] as Message)
     return undefined

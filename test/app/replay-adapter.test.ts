@@ -151,6 +151,26 @@ describe('replayAdapter', () => {
     expect(unpruned.divergences).toEqual([{ request: 3, path: 'messages[2].content[0].content[0].text', expected: '(pruned)', actual: 'cat: a thing' }])
   })
 
+  it('a history that is not the session\'s own view (rebuilt by a wrapping adapter) is walked in full: a swapped middle entry is found', async () => {
+    const { events } = await record()
+    const cassette = replayAdapter({ events })
+    // Hands the cassette a copy of request 3's history with its first message (the prompt) rewritten: same length,
+    // same tail, and every other entry the very objects the session holds.
+    let n = 0
+    const wrapper = {
+      provider: cassette.provider,
+      resolveModel: (model: string) => cassette.resolveModel?.(model),
+      stream: (request: Parameters<typeof cassette.stream>[0]) => {
+        if (++n !== 3) return cassette.stream(request)
+        const [first, ...rest] = request.messages
+        const swapped = { ...(first as object), content: [{ type: 'text', text: 'what is a dog?' }] }
+        return cassette.stream({ ...request, messages: [swapped as unknown as (typeof request.messages)[number], ...rest] })
+      },
+    }
+    await replay(events, { adapter: cassette, adapters: [wrapper] })
+    expect(cassette.divergences).toEqual([{ request: 3, path: 'messages[0].content[0].text', expected: 'what is a cat?', actual: 'what is a dog?' }])
+  })
+
   it('refuses live mode without a live adapter, and a recording with no request without a provider', () => {
     expect(() => replayAdapter({ events: [], onDivergence: 'live' })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
     expect(() => replayAdapter({ events: [] })).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
