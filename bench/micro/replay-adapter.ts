@@ -6,12 +6,15 @@
  * the per-round ratios replay ÷ scripted; the replay side includes building the cassette from the log
  * (`replayAdapter({ events })`), and a second pair also swaps the tools for `recordedTools(events)`. Target ≤ 1.2×.
  *
- *   npx tsx bench/micro/replay-adapter.ts [--steps 1000] [--rounds 9]
+ *   npx tsx bench/micro/replay-adapter.ts [--steps 1000] [--rounds 9] [--json]
+ *
+ * `--json` (the full bench's micro rows, bench/src/micro-targets.ts) prints one result line with both pairs as target rows.
  */
 import { parseArgs } from 'node:util'
 import * as lib from '../../src/index.js'
+import { RESULT_PREFIX } from '../src/protocol.ts'
 
-const { values } = parseArgs({ options: { steps: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '9' } } })
+const { values } = parseArgs({ options: { steps: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '9' }, json: { type: 'boolean', default: false } } })
 const steps = Number(values.steps)
 const rounds = Number(values.rounds)
 const K = 20
@@ -56,7 +59,7 @@ for (let i = 0; i < 3; i++) {
   check((await once(replay, [noop])).adapter)
 }
 
-async function pair(label: string, replayTools: readonly lib.ToolDefinition<never>[]): Promise<void> {
+async function pair(label: string, replayTools: readonly lib.ToolDefinition<never>[]): Promise<{ ratio: number; low: number; high: number }> {
   const s: number[] = []
   const r: number[] = []
   const ratios: number[] = []
@@ -71,11 +74,18 @@ async function pair(label: string, replayTools: readonly lib.ToolDefinition<neve
     ratios.push(rr.ms / sm.ms)
   }
   const sorted = [...ratios].sort((x, y) => x - y)
+  if (values.json) return { ratio: median(ratios), low: sorted[0] as number, high: sorted.at(-1) as number }
   console.log(
     `${label.padEnd(44)} scripted ${median(s).toFixed(0).padStart(5)} ms · replay ${median(r).toFixed(0).padStart(5)} ms · replay ÷ scripted ${median(ratios).toFixed(2)}× (range ${sorted[0]?.toFixed(2)}–${sorted.at(-1)?.toFixed(2)})`,
   )
+  return { ratio: median(ratios), low: sorted[0] as number, high: sorted.at(-1) as number }
 }
 
-console.log(`replayAdapter vs scriptedAdapter: one ${steps}-step turn (${K} text chunks + 1 tool call per step), ${rounds} paired rounds, CPU time, Node ${process.version}`)
-await pair('replayAdapter, same live noop tool', [noop])
-await pair('replayAdapter + recordedTools', recordedSet)
+if (!values.json) console.log(`replayAdapter vs scriptedAdapter: one ${steps}-step turn (${K} text chunks + 1 tool call per step), ${rounds} paired rounds, CPU time, Node ${process.version}`)
+const sameTool = await pair('replayAdapter, same live noop tool', [noop])
+const withRecorded = await pair('replayAdapter + recordedTools', recordedSet)
+if (values.json) {
+  const at = `one ${steps}-step turn, ${rounds} paired rounds (CPU)`
+  const row = (target: string, r: { ratio: number; low: number; high: number }) => ({ target, at, measured: r.ratio, spread: `${r.low.toFixed(2)}–${r.high.toFixed(2)}`, limit: 1.2 })
+  console.log(RESULT_PREFIX + JSON.stringify({ ok: true, rows: [row('replayAdapter ÷ scriptedAdapter, same live tool', sameTool), row('replayAdapter + recordedTools ÷ scriptedAdapter', withRecorded)] }))
+}

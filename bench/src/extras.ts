@@ -19,7 +19,7 @@ interface Script {
 }
 
 /** Runs a script, returns its `@@bench-result` object (or a failure) and its wall time. */
-function runScript(script: Script): Promise<{ result: Record<string, unknown>; wallMs: number }> {
+export function runScript(script: Script): Promise<{ result: Record<string, unknown>; wallMs: number }> {
   const t0 = performance.now()
   return new Promise((done) => {
     const child = spawn(script.node, [...script.args], { cwd: script.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } })

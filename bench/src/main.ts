@@ -9,6 +9,7 @@ import { unavailableReasons } from './availability.ts'
 import { compileEntries } from './build.ts'
 import { adjacent, CHAINS, CONFIGS, VERDICT_PAIRS, residentConfig, scalingConfigs, SOURCES, type BenchConfig, type Runtime } from './configs.ts'
 import { distHash, measureLoad, measurePostgres, measureSessions, type LoadResult, type PostgresResult, type SessionsResult } from './extras.ts'
+import { measureMicro, type MicroResult } from './micro-targets.ts'
 import { binaryVersion, currentLoad, installedVersion, machineInfo } from './machine.ts'
 import { key, renderReport } from './report.ts'
 import { runChild } from './spawn-child.ts'
@@ -25,7 +26,7 @@ const { values } = parseArgs({
     'no-scaling': { type: 'boolean', default: false },
     // After this many seconds, rows outside the chains get no more runs in cells that already have one.
     'budget-s': { type: 'string' },
-    // The loading, many-sessions and PostgreSQL rows (also selectable with --only load,sessions,postgres).
+    // The loading, many-sessions, PostgreSQL and micro-bench rows (also selectable with --only load,sessions,postgres,micro).
     'no-extras': { type: 'boolean', default: false },
     // Quick mode with the full-size fixtures (1M-event session, 100k sessions): slow the first time.
     heavy: { type: 'boolean', default: false },
@@ -47,7 +48,7 @@ const only = values.only ? new Set(values.only.split(',')) : undefined
 const skipped = new Set<string>(mode.skip)
 const pick = (c: BenchConfig) =>
   only ? only.has(c.id) || only.has(c.group) : !skipped.has(c.id) && !skipped.has(c.group)
-const extra = (name: 'load' | 'sessions' | 'postgres') => !values['no-extras'] && (only ? only.has(name) : true)
+const extra = (name: 'load' | 'sessions' | 'postgres' | 'micro') => !values['no-extras'] && (only ? only.has(name) : true)
 
 const configs = CONFIGS.filter(pick)
 const scaling = values['no-scaling'] ? [] : scalingConfigs(mode.scalingSizes, mode.scalingStores).filter(pick)
@@ -125,6 +126,7 @@ let postgres: PostgresResult | undefined
 if (ledgerReady && extra('load')) for (const store of ['jsonl', 'sqlite'] as const) loads.push(await measureLoad(extrasCtx, store, loadEvents, mode.loadRuns))
 if (ledgerReady && extra('sessions')) for (const count of sessionCounts) listings.push(await measureSessions(extrasCtx, count, mode.listRuns))
 if (ledgerReady && extra('postgres')) postgres = await measurePostgres(extrasCtx, mode.pgRuns, mode.pgSteps)
+const micro: MicroResult[] = ledgerReady && extra('micro') ? await measureMicro(extrasCtx) : []
 
 const summaries = new Map<string, Summary>()
 for (const [k, list] of results) {
@@ -169,6 +171,7 @@ const report = renderReport({
   loadEvents,
   listings,
   postgres,
+  micro,
   heavy,
   pairs: VERDICT_PAIRS,
   isAdjacent: adjacent,
@@ -176,6 +179,6 @@ const report = renderReport({
 const outFile = resolve(benchDir, values.out ?? 'RESULTS.md')
 writeFileSync(outFile, report)
 mkdirSync(join(benchDir, 'raw'), { recursive: true })
-writeFileSync(join(benchDir, 'raw', `${mode.name}.json`), JSON.stringify({ command, results: Object.fromEntries(results), failures: Object.fromEntries(failures), loads, listings, postgres }, null, 1))
+writeFileSync(join(benchDir, 'raw', `${mode.name}.json`), JSON.stringify({ command, results: Object.fromEntries(results), failures: Object.fromEntries(failures), loads, listings, postgres, micro }, null, 1))
 rmSync(join(benchDir, '.tmp'), { recursive: true, force: true })
 log(`wrote ${outFile}`)

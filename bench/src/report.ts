@@ -7,6 +7,7 @@ import { pairedRatio, type RoundResult, type Summary } from './stats.ts'
 import { CHUNKS_PER_STEP } from './workload.ts'
 import { fmt, key, ratioCell, table } from './format.ts'
 import { renderExtras, renderTargets, type Ratio } from './targets.ts'
+import { renderMicro, type MicroResult } from './micro-targets.ts'
 
 export { key }
 
@@ -37,6 +38,8 @@ export interface ReportInput {
   readonly loadEvents: number
   readonly listings: readonly SessionsResult[]
   readonly postgres: PostgresResult | undefined
+  /** The targets the micro benches measured (issues 25, 29, 30). */
+  readonly micro: readonly MicroResult[]
   /** The comparisons stated as paired ratios, and whether a pair ran back to back. */
   readonly pairs: readonly { readonly row: string; readonly ref: string }[]
   readonly isAdjacent: (a: string, b: string) => boolean
@@ -128,6 +131,7 @@ export function renderReport(input: ReportInput): string {
     .map((c) => [rowName(c), c.store, ...steps.map((n) => fmt(get(c.id, n)?.notes['eventsPerStep']))])), '')
 
   out.push(...renderExtras(input))
+  out.push(...renderMicro(input.micro))
   out.push('## Rows that did not run', '')
   const failed = [...failures].map(([k, why]) => `- \`${k}\`: ${why.replace(/\n/g, ' ')}`)
   out.push(failed.length ? failed.join('\n') : 'None: every row ran and passed its work check.', '')
