@@ -12,7 +12,8 @@
  */
 import { parseArgs } from 'node:util'
 import * as lib from '../../src/index.js'
-import { RESULT_PREFIX } from '../src/protocol.ts'
+// The full bench's result-line prefix (bench/src/protocol.ts; not imported: the root tsconfig checks this file).
+const RESULT_PREFIX = '@@bench-result '
 
 const { values } = parseArgs({ options: { steps: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '9' }, json: { type: 'boolean', default: false } } })
 const steps = Number(values.steps)

@@ -148,8 +148,28 @@ export async function runToolBody(ctx: ToolStageContext, call: ToolCall, tool: D
 /** What the body of `call` receives besides its arguments. */
 function toolContext(ctx: ToolStageContext, call: ToolCall): ToolContext {
   const { signal, agent, delegation } = ctx
-  const idempotencyKey = idempotencyKeyOf(agent.id, call.callId)
-  return delegation !== undefined ? { signal, callId: call.callId, agent, delegation, idempotencyKey } : { signal, callId: call.callId, agent, idempotencyKey }
+  return new CallContext(signal, call.callId, agent, delegation)
+}
+
+/**
+ * A body's context. The idempotency key is a SHA-256 digest: derived when a body first reads it (most never do),
+ * not for every call on the loop's hot path.
+ */
+class CallContext implements ToolContext {
+  #idempotencyKey: string | undefined
+  readonly delegation?: ToolContext['delegation']
+  constructor(
+    readonly signal: AbortSignal,
+    readonly callId: string,
+    readonly agent: ToolContext['agent'],
+    delegation: ToolContext['delegation'] | undefined,
+  ) {
+    if (delegation !== undefined) this.delegation = delegation
+  }
+
+  get idempotencyKey(): string {
+    return (this.#idempotencyKey ??= idempotencyKeyOf(this.agent.id, this.callId))
+  }
 }
 
 /**
