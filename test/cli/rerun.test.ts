@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createHarness } from '../../src/harness/harness.js'
@@ -73,6 +73,28 @@ describe('ledgerloop rerun', () => {
     expect(all.stdout).toMatch(/^session {3}same turns {2}first divergence {2}tokens, cost before → after {2}rerun$/m)
     expect(all.stdout).toMatch(new RegExp(`^${id.slice(0, 8)} {2}1/1 {9}— `, 'm'))
     expect(all.stdout).toContain('all 1 behaved the same')
+  }, 60_000)
+
+  it('a session whose tool root is gone (the demo\'s scratch folder) reruns with recorded tools; live tools say what to pass', async () => {
+    const home = tempHome()
+    const root = join(home, 'scratch')
+    mkdirSync(root)
+    const harness = createHarness({ store: new JsonlStore({ dir: join(home, 'sessions') }), adapters: [scriptedAdapter({ script: ORIGINAL })], tools: builtinTools({ root }) })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'scripted', cwd: root })
+    await agent.run('what is in the folder?')
+    await agent.run('thanks')
+    const id = agent.id
+    await harness.close()
+    rmSync(root, { recursive: true })
+    const same = script(home, 'same.json', ORIGINAL)
+    const recorded = await runCli(['rerun', id, '--script', same], { env: cliEnv(home) })
+    expect(recorded.stderr).toBe('')
+    expect(recorded.code).toBe(0)
+    expect(recorded.stdout).toMatch(/same behaviour/)
+    expect(existsSync(root)).toBe(false)
+    const live = await runCli(['rerun', id, '--script', same, '--tools', 'live'], { env: cliEnv(home) })
+    expect(live.code).toBe(2)
+    expect(live.stderr).toContain(`the session's tool root ${root} does not exist: pass --root DIR for live tools, or rerun with --tools recorded`)
   }, 60_000)
 
   it('usage errors: no id and no --all, both, --search without --all, a bad --tools, a turn that is not there, a missing --system file', async () => {

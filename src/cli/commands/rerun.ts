@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { InvalidArgumentError, type Command } from 'commander'
 import { compose } from '../../app/compose.js'
 import { rerunSession, type RerunReport } from '../../app/rerun-session.js'
@@ -81,10 +83,14 @@ async function rerunOne(id: string, flags: RerunFlags, style: Style | undefined)
   const { system, tools: _tools, fromTurn, all: _all, search: _search, limit: _limit, ignoreText, json: _json, ...agentFlags } = flags
   // The recorded route is the default: `session` makes prepareRun take it from the log (as run --session does).
   const prepared = await prepareRun({ ...agentFlags, session: id, ...(system !== undefined ? { system: system.startsWith('@') ? system : `@${system}` } : {}) })
+  // Recorded tools answer from the log and touch no file, so a tool root that is gone (a demo's scratch folder)
+  // must not stop the rerun: an empty stand-in folder takes its place for this process. Live tools need the real one.
+  const standIn = toolMode === 'recorded' && !existsSync(prepared.root) ? mkdtempSync(join(tmpdir(), 'ledgerloop-rerun-')) : undefined
+  if (toolMode === 'live' && !existsSync(prepared.root)) throw new CliError(`the session's tool root ${prepared.root} does not exist: pass --root DIR for live tools, or rerun with --tools recorded`, EXIT.usage)
   const composition = compose({
     config: prepared.config,
     route: prepared.route,
-    root: prepared.root,
+    root: standIn ?? prepared.root,
     sandbox: prepared.sandbox,
     network: prepared.network,
     // Recorded tools touch nothing, so nothing needs asking; live tools need --yes for what the rules leave at ask.
@@ -119,6 +125,7 @@ async function rerunOne(id: string, flags: RerunFlags, style: Style | undefined)
       await prepared.store.close()
     } finally {
       if (prepared.scratchRoot) removeScratch(prepared.root)
+      if (standIn !== undefined) rmSync(standIn, { recursive: true, force: true })
     }
   }
 }
