@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { costBudgetPlugin, HarnessError, MemoryStore, recordedCostCap, scriptedAdapter, type SessionEvent } from '../../src/index.js'
+import { costBudgetPlugin, HarnessError, MemoryStore, recordedCostCap, scriptedAdapter, verifySessionLog, type SessionEvent } from '../../src/index.js'
 import { LocalSessionHost } from '../../src/server/index.js'
 
 // Every reply bills 10k input tokens at $1 per million: $0.01 a request.
@@ -40,6 +40,9 @@ describe('a session created with its own cost cap (serve: POST /api/sessions max
       const cappedEvents = await turns(h, capped, 3)
       expect(reasons(cappedEvents)).toEqual(['completed', 'completed', 'aborted'])
       expect(recordedCostCap(cappedEvents)).toEqual({ maxUsd: 0.02, per: 'session', origin: 'session' })
+      // Written before the first turn, the cap keeps the log valid (an ignorable log-only event).
+      expect(cappedEvents.findIndex((e) => e.type === 'cost-budget/cap')).toBeLessThan(cappedEvents.findIndex((e) => e.type === 'turn/start'))
+      expect(verifySessionLog(cappedEvents).problems).toEqual([])
       const freeEvents = await turns(h, free, 3)
       expect(reasons(freeEvents)).toEqual(['completed', 'completed', 'completed'])
       expect(recordedCostCap(freeEvents)).toEqual({ maxUsd: 10, per: 'session', origin: 'plugin' })
