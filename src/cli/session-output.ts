@@ -5,7 +5,8 @@ import { terminalMarkdown } from './markdown.js'
 import { retryCause, TranscriptRenderer } from './render.js'
 import type { Style } from './style.js'
 import { formatDuration } from '../views/turn-outcome.js'
-import { billedUsd, formatCost, type PricingCatalogue } from '../views/cost.js'
+import type { PricingCatalogue } from '../views/cost.js'
+import { costCapOf } from '../views/cost-cap.js'
 
 /** Where a running session's events go: a transcript for people, or JSONL for scripts. */
 export interface SessionOutput {
@@ -47,13 +48,12 @@ export function costCapOption(maxUsd: number | undefined, catalogue: PricingCata
 }
 
 /**
- * `spent $0.0123 of $0.50 cap`: what the session was billed (every attempt included, as the cost budget counts
- * it) against the `--max-cost` cap, with the count of responses that had no USD price.
+ * `spent $0.0123 of $0.5000 cap`: what the session was billed (every attempt included, as the cost budget counts
+ * it) against its cap, with the count of responses that had no USD price — the sentence `inspect` and the page
+ * show. The cap is the one the log records (a session created with its own cap keeps it), else `maxUsd`.
  */
 export function spendAgainstCap(events: readonly SessionEvent[], catalogue: PricingCatalogue, maxUsd: number): string {
-  const billed = billedUsd(events, catalogue)
-  const unpriced = billed.unpriced > 0 ? ` (${billed.unpriced} unpriced)` : ''
-  return `spent ${formatCost(billed.total, 'USD')} of ${formatCost(maxUsd, 'USD')} cap${unpriced}`
+  return (costCapOf(events, catalogue, maxUsd) as { summary: string }).summary
 }
 
 /**

@@ -6,11 +6,16 @@ import type { LedgerHooks } from '../loop/hook-types.js'
 import type { ModelPricing } from '../llm/types.js'
 import type { Session } from '../session/session.js'
 import { BilledUsd, type PricingCatalogue } from '../views/cost.js'
+import { COST_CAP_EVENT, type CostBudgetCapData } from '../views/cost-cap.js'
 
 /** Options of {@link costBudgetPlugin}. */
 export interface CostBudgetOptions {
-  /** The cap in US dollars: once the spend has reached it, no further request is sent. */
-  readonly maxUsd: number
+  /**
+   * The cap in US dollars: once the spend has reached it, no further request is sent. A session that records
+   * its own cap (a `cost-budget/cap` event of origin `session`, e.g. `POST /api/sessions` with `maxCostUsd`)
+   * is held to that one instead. Without `maxUsd` only such sessions are capped.
+   */
+  readonly maxUsd?: number
   /** What the cap covers: the whole session (default, resumed sessions included) or each turn on its own. */
   readonly per?: 'turn' | 'session'
   /** Prices to use first; a model they do not price falls back to its adapter's `ModelInfo.pricing`. */
@@ -47,6 +52,9 @@ export const COST_UNPRICED_EVENT = 'cost-budget/unpriced'
  * reached the cap, logs `budget/exceeded` and cancels with `{kind:'hook', reason: 'cost budget: …'}` (queued
  * input is kept), so the turn ends `aborted` before the request is sent. A model without a USD price is never
  * passed silently: the first request to it logs a `cost-budget/unpriced` warning (once per model and session).
+ * The cap is in the log: a session created with its own cap (a `cost-budget/cap` event of origin `session`) is
+ * held to that one; otherwise the budget records `maxUsd` as a `cost-budget/cap` of origin `plugin` before the
+ * session's first request (and again when a later run's cap differs), so `inspect` and the page read it back.
  * @example
  * ```ts
  * createHarness({ plugins: [costBudgetPlugin({ maxUsd: 0.5 })] })
@@ -54,12 +62,13 @@ export const COST_UNPRICED_EVENT = 'cost-budget/unpriced'
  */
 export function costBudgetPlugin(options: CostBudgetOptions): Plugin<HookRegistrar<LedgerHooks>> {
   const { maxUsd } = options
-  if (typeof maxUsd !== 'number' || !Number.isFinite(maxUsd) || maxUsd < 0) {
+  if (maxUsd !== undefined && (typeof maxUsd !== 'number' || !Number.isFinite(maxUsd) || maxUsd < 0)) {
     throw new HarnessError('costBudgetPlugin: maxUsd must be a finite number ≥ 0', 'INVALID_CONFIG')
   }
   const per = options.per ?? 'session'
   if (per !== 'turn' && per !== 'session') throw new HarnessError("costBudgetPlugin: per must be 'turn' or 'session'", 'INVALID_CONFIG')
-  const tallies = new Map<string, { readonly session: Session; readonly billed: BilledUsd; cursor: number; readonly warned: Set<string> }>()
+  const own: CostBudgetCapData | undefined = maxUsd !== undefined ? { maxUsd, per, origin: 'plugin' } : undefined
+  const tallies = new Map<string, Tally>()
   return {
     name: 'ledgerloop/cost-budget',
     setup(hooks) {
@@ -69,16 +78,32 @@ export function costBudgetPlugin(options: CostBudgetOptions): Plugin<HookRegistr
         let tally = tallies.get(agent.id)
         if (tally === undefined || tally.session !== agent.session) {
           const priceOf = (provider: string, model: string): ModelPricing | undefined => pricingFor(agent, options.pricing, provider, model)
-          tally = { session: agent.session, billed: new BilledUsd(priceOf), cursor: 0, warned: new Set() }
+          tally = { session: agent.session, billed: new BilledUsd(priceOf), cursor: 0, warned: new Set(), recorded: undefined, sessionCap: undefined }
           tallies.set(agent.id, tally)
         }
         // Each event once: what was logged since the last request (the attempt before this one ended, so a
         // usage chunk still waiting for its message belongs to a failed attempt and is settled).
         for (; tally.cursor < agent.session.length; tally.cursor++) {
           const event = agent.session.at(tally.cursor)
-          if (event !== undefined) tally.billed.add(event)
+          if (event === undefined) continue
+          tally.billed.add(event)
+          if (event.type === COST_CAP_EVENT) {
+            tally.recorded = event.data as unknown as CostBudgetCapData
+            if (tally.recorded.origin === 'session') tally.sessionCap = tally.recorded
+          } else if (event.type === COST_UNPRICED_EVENT) {
+            // Warned in an earlier run of this session: once per model and session, not once per process.
+            const d = event.data as unknown as CostBudgetUnpricedData
+            tally.warned.add(`${d.provider}/${d.model}`)
+          }
         }
         tally.billed.settle()
+        // The session's own cap wins; else this budget's, recorded once so inspect and the page know the cap.
+        const cap = tally.sessionCap ?? own
+        if (cap === undefined) return config
+        if (cap === own && (tally.recorded?.maxUsd !== own.maxUsd || tally.recorded.per !== own.per || tally.recorded.origin !== 'plugin')) {
+          tally.recorded = own
+          agent.session.append(COST_CAP_EVENT, own, { ignorable: true })
+        }
         const upcoming = pricingFor(agent, options.pricing, config.provider, config.model)
         const key = `${config.provider}/${config.model}`
         if (upcoming?.currency !== 'USD' && !tally.warned.has(key)) {
@@ -86,12 +111,12 @@ export function costBudgetPlugin(options: CostBudgetOptions): Plugin<HookRegistr
           const warning: CostBudgetUnpricedData = { turn, provider: config.provider, model: config.model, reason: upcoming === undefined ? 'no-price' : 'currency' }
           agent.session.append(COST_UNPRICED_EVENT, warning, { ignorable: true })
         }
-        const used = per === 'turn' ? tally.billed.turn(turn) : tally.billed.total
+        const used = cap.per === 'turn' ? tally.billed.turn(turn) : tally.billed.total
         // A nano-dollar of slack: per-token prices are binary fractions, so two $0.10 requests may sum to $0.1999…
-        if (used >= maxUsd - 1e-9) {
-          const data: CostBudgetExceededData = { turn, budget: 'cost', per, limit: maxUsd, used: roundUsd(used) }
+        if (used >= cap.maxUsd - 1e-9) {
+          const data: CostBudgetExceededData = { turn, budget: 'cost', per: cap.per, limit: cap.maxUsd, used: roundUsd(used) }
           agent.session.append('budget/exceeded', data)
-          agent.cancel({ kind: 'hook', reason: `cost budget: $${roundUsd(used)} spent of $${maxUsd}${per === 'turn' ? ' this turn' : ''}` }, { keepInbox: true })
+          agent.cancel({ kind: 'hook', reason: `cost budget: $${roundUsd(used)} spent of $${cap.maxUsd}${cap.per === 'turn' ? ' this turn' : ''}` }, { keepInbox: true })
         }
         return config
       })
@@ -101,6 +126,18 @@ export function costBudgetPlugin(options: CostBudgetOptions): Plugin<HookRegistr
       }
     },
   }
+}
+
+// What the budget knows of one agent's session: the billing so far, how far it has read, its warnings and caps.
+interface Tally {
+  readonly session: Session
+  readonly billed: BilledUsd
+  cursor: number
+  readonly warned: Set<string>
+  /** The last `cost-budget/cap` the log holds. */
+  recorded: CostBudgetCapData | undefined
+  /** The session's own cap (the last recorded one of origin `session`). */
+  sessionCap: CostBudgetCapData | undefined
 }
 
 /** The catalogue's price, else the adapter's published one for the model. */

@@ -2,6 +2,7 @@
 // plugin declares its own (docs/events.md), so `event.type === 'llm/retry'` narrows `event.data` as a core type
 // does. Types only: nothing here runs.
 import type { CostBudgetExceededData, CostBudgetUnpricedData } from './cost-budget.js'
+import type { CostBudgetCapData } from '../views/cost-cap.js'
 import type { CompactionEndData, CompactionStartData } from './compaction/replace.js'
 import type { CompactionPruneData } from './compaction/prune.js'
 import type { CompactionRequestData, CompactionSummaryData } from './compaction/summary.js'
@@ -16,6 +17,8 @@ declare module '../session/events.js' {
     /** Written by the turn budget (`steps`, `tokens`), the sub-agent tool (`steps`) and the cost budget (`cost`). */
     'budget/exceeded': BudgetExceededData | CostBudgetExceededData
     'cost-budget/unpriced': CostBudgetUnpricedData
+    /** Written by the cost budget (its default cap) and by a server creating a session with its own cap. */
+    'cost-budget/cap': CostBudgetCapData
     'compaction/start': CompactionStartData
     'compaction/prune': CompactionPruneData
     'compaction/request': CompactionRequestData

@@ -3,6 +3,7 @@ import { checkSession } from '../views/session-check.js'
 import { requestWithDiff } from '../views/request-view.js'
 import { summarizeLog } from '../views/session-summary.js'
 import { costFigure, type PricingCatalogue } from '../views/cost.js'
+import { costCapOf } from '../views/cost-cap.js'
 import { buildTimeline } from '../views/timeline.js'
 import { buildConversation } from '../views/conversation.js'
 import { requestFailureAt, withRequestFailures } from '../views/request-failure.js'
@@ -113,7 +114,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   )
 
-  app.post<{ Body: { provider?: string; model?: string; system?: string } }>(
+  app.post<{ Body: { provider?: string; model?: string; system?: string; maxCostUsd?: number } }>(
     '/api/sessions',
     {
       schema: {
@@ -126,6 +127,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
             provider: { type: 'string', minLength: 1, maxLength: 100 },
             model: { type: 'string', minLength: 1, maxLength: 200 },
             system: { type: 'string', maxLength: 200_000 },
+            maxCostUsd: { type: 'number', exclusiveMinimum: 0, description: "this session's cost cap in US dollars (replaces the server's --max-cost; recorded in its log)" },
           },
         },
         // It creates the session and has no path parameter: no 404, 409 or 414.
@@ -144,6 +146,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
     await input.refresh?.([id])
     const config = foldRequestHeader(events)?.config
     const cost = costFigure(events, ctx.pricing)
+    const costCap = costCapOf(events, ctx.pricing ?? {})
     const status = input.status(id)
     const activity = sessionActivity(events, status)
     const quarantine = quarantineOf(events)
@@ -160,6 +163,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       // title, turns, lastReason and usage: the summary's usage is the figure sessionUsage would sum again.
       ...summarizeLog(events),
       ...(cost !== undefined ? { cost } : {}),
+      ...(costCap !== undefined ? { costCap } : {}),
       ...(config !== undefined ? { provider: config.provider, model: config.model } : {}),
     }
   })

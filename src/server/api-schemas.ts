@@ -85,6 +85,23 @@ const costSchema = {
   properties: { total: { type: 'number' }, currency: string, asOf: string },
 } as const
 
+const costCapSchema = {
+  type: 'object',
+  description: "the session's cost cap (recorded in its log) and what was billed against it, every request attempt included",
+  required: ['maxUsd', 'per', 'origin', 'spentUsd', 'unpriced', 'unpricedModels', 'stoppedTurns', 'summary'],
+  additionalProperties: false,
+  properties: {
+    maxUsd: { type: 'number', description: 'the cap in US dollars' },
+    per: { type: 'string', enum: ['session', 'turn'] },
+    origin: { type: 'string', enum: ['session', 'plugin'], description: "`session`: chosen when the session was created; `plugin`: the server's or CLI's --max-cost" },
+    spentUsd: { type: 'number', description: 'USD billed (the whole session, or its last turn with per `turn`)' },
+    unpriced: { type: 'integer', description: 'responses without a USD price: not counted against the cap' },
+    unpricedModels: { type: 'array', items: string, description: 'provider/model of each model the budget warned it cannot price' },
+    stoppedTurns: { type: 'array', items: integer, description: 'turns the cap stopped' },
+    summary: { type: 'string', description: 'e.g. "spent $0.0140 of $0.0200 cap"' },
+  },
+} as const
+
 const statusSchema = { type: 'string', enum: ['running', 'awaiting-approval', 'idle', 'stored'] } as const
 const lastReasonSchema = { type: ['string', 'null'], description: 'how the last turn ended (completed, aborted, error, …), null before any' } as const
 
@@ -234,6 +251,7 @@ export const sessionSchema = {
     lastReason: lastReasonSchema,
     usage: usageSchema,
     cost: costSchema,
+    costCap: costCapSchema,
     provider: { type: 'string', description: 'of the last request' },
     model: { type: 'string', description: 'of the last request' },
     quarantine: quarantineSchema,

@@ -6,6 +6,8 @@ import type { CompactionOutcome } from '../plugins/compaction/replace.js'
 import type { ToolCall } from '../loop/hook-types.js'
 import { HarnessError } from '../errors/harness-error.js'
 import { permissionPlugin, type PermissionAnswer, type PermissionQuestion, type PermissionRules } from '../plugins/permission.js'
+import { costBudgetPlugin } from '../plugins/cost-budget.js'
+import { COST_CAP_EVENT, type CostBudgetCapData } from '../views/cost-cap.js'
 import { foldRequestHeader } from '../session/request-header.js'
 import { rerunSession } from '../app/rerun-session.js'
 import type { PricingCatalogue } from '../views/cost.js'
@@ -47,7 +49,10 @@ export interface LocalSessionHostOptions extends Omit<HarnessOptions, 'store'> {
    * store lock freed, so other processes (the CLI) can open it; the next input resumes it here. 0 = never.
    */
   readonly releaseIdleMs?: number
-  /** Prices for the cost figures of reruns' comparisons. */
+  /**
+   * Prices for the cost figures of reruns' comparisons, and for the cost budget of sessions created with their
+   * own cap when `plugins` holds no cost budget (the host then installs one that caps only those sessions).
+   */
   readonly pricing?: PricingCatalogue
 }
 
@@ -108,6 +113,8 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (options.permissions !== false) {
       plugins.push(permissionPlugin({ ...(options.permissions !== undefined ? { rules: options.permissions } : {}), ask: (q) => this.#ask(q) }))
     }
+    // A session's own cap (`maxCostUsd`) needs a cost budget to hold it to it, also on a server without --max-cost.
+    if (!plugins.some((p) => p.name === COST_BUDGET_PLUGIN)) plugins.push(costBudgetPlugin(options.pricing !== undefined ? { pricing: options.pricing } : {}))
     const { defaults: _defaults, cwd: _cwd, permissions: _permissions, pollMs: _pollMs, releaseIdleMs: _releaseIdleMs, pricing: _pricing, ...harnessOptions } = options
     this.harness = createHarness({ ...harnessOptions, plugins })
     // Outermost on the approval seam: remembers which call is being asked about, because the permission
@@ -132,10 +139,19 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     }
     const model = options.model ?? (provider === this.#options.defaults.provider ? this.#options.defaults.model : undefined)
     if (model === undefined) throw new HarnessError(`provider '${provider}' needs a model`, 'INVALID_CONFIG')
+    const cap = options.maxCostUsd
+    if (cap !== undefined && (typeof cap !== 'number' || !Number.isFinite(cap) || cap <= 0)) {
+      throw new HarnessError('maxCostUsd must be a number of US dollars greater than 0', 'INVALID_CONFIG')
+    }
     const agent = await this.harness.createAgent({ provider, model, ...(this.#options.cwd !== undefined ? { cwd: this.#options.cwd } : {}) })
     if (options.system !== undefined) {
       this.#systems.set(agent.id, options.system)
       agent.ctx.prompt.section('persona', { order: 0, text: options.system })
+    }
+    if (cap !== undefined) {
+      // In the log, not in this process: the cost budget reads it there, as inspect and the page do, after a restart too.
+      const recorded: CostBudgetCapData = { maxUsd: cap, per: 'session', origin: 'session' }
+      agent.session.append(COST_CAP_EVENT, recorded, { ignorable: true })
     }
     this.#adopt(agent)
     return agent.id
@@ -500,6 +516,9 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     if (this.#closed || this.#draining) throw new HarnessError('the server is shutting down: it takes no new input', 'HARNESS_CLOSED')
   }
 }
+
+// The name the cost budget's plugin registers under (plugins/cost-budget.ts).
+const COST_BUDGET_PLUGIN = 'ledgerloop/cost-budget'
 
 function sendOptions(options: SendInputOptions): { key?: string } {
   return options.key !== undefined ? { key: options.key } : {}

@@ -66,10 +66,10 @@ export class PostgresSessionPort implements SessionInputPort, SessionEventFeed {
 
   async create(options: NewSessionOptions): Promise<string> {
     this.#checkOpen()
-    const chosen = (['provider', 'model', 'system'] as const).filter((k) => options[k] !== undefined)
+    const chosen = (['provider', 'model', 'system', 'maxCostUsd'] as const).filter((k) => options[k] !== undefined)
     if (chosen.length > 0) {
       throw new HarnessError(
-        `${chosen.join(', ')} cannot be chosen per session on this server: its sessions run on workers, which use their own provider, model and system prompt`,
+        `${chosen.join(', ')} cannot be chosen per session on this server: its sessions run on workers, which use their own provider, model, system prompt and cost cap`,
         'UNSUPPORTED_OPTION',
       )
     }

@@ -44,6 +44,11 @@ export interface NewSessionOptions {
   readonly model?: string
   /** Persona section of this session's system prompt (replaces the server's). */
   readonly system?: string
+  /**
+   * This session's cost cap in US dollars (over the whole session, every request attempt billed): it replaces the
+   * server's `--max-cost` for this session and is recorded in its log, so it holds after a restart too.
+   */
+  readonly maxCostUsd?: number
 }
 
 /**

@@ -100,14 +100,37 @@ export function projectSurfaceEvent(event: SessionEvent): Message | undefined {
     case 'user/message':
       return event.data as unknown as Message
     case 'assistant/message': {
-      const message = (event.data as unknown as { message: Message }).message
-      return message.content.length === 0 ? undefined : message
+      const data = event.data as unknown as { message: Message; interrupted?: true }
+      const message = data.message
+      if (message.content.length === 0) return undefined
+      return data.interrupted === true ? markedInterrupted(message) : message
     }
     case 'tool/result':
       return (event.data as unknown as { message: Message }).message
     default:
       return undefined
   }
+}
+
+/**
+ * The text block that closes an interrupted answer (`assistant/message` with `interrupted: true`) in the history
+ * the model is sent: without it the model reads its own cut-off prefix as an answer it chose to end there. It is
+ * derived from the flag the log already records, so every request stays rebuildable from the log (old logs
+ * included). The wording names no cause: the anchor is folded when it is logged, before the turn's end reason is.
+ */
+export const INTERRUPTED_MARKER = '[interrupted: this answer was cut off before it was finished]'
+
+// One marked copy per logged message, so every fold of the same log shares it (as it shares the logged objects).
+const markedCopies = new WeakMap<Message, Message>()
+
+function markedInterrupted(message: Message): Message {
+  let marked = markedCopies.get(message)
+  if (marked === undefined) {
+    const marker = Object.freeze({ type: 'text' as const, text: INTERRUPTED_MARKER })
+    marked = Object.freeze({ ...message, content: Object.freeze([...message.content, marker]) })
+    markedCopies.set(message, marked)
+  }
+  return marked
 }
 
 /** A full fold of `events` from scratch: the model-visible history after them. */

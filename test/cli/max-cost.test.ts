@@ -37,6 +37,10 @@ describe('run --max-cost', () => {
     const id = /session ([0-9a-f-]{36})/.exec(run.stdout)?.[1] as string
     const inspect = await runCli(['inspect', id], { env: cliEnv(home) })
     expect(inspect.stdout).toContain('cost budget: turn 1 stopped at $0.2 of $0.15; billed $0.2000 over every request attempt')
+    // The cap comes from the log (recorded before the first request), in the footer's words.
+    expect(inspect.stdout).toContain('cost cap: spent $0.2000 of $0.1500 cap (set by --max-cost; every request attempt billed)')
+    const inspected = JSON.parse((await runCli(['inspect', id, '--json'], { env: cliEnv(home) })).stdout) as { costCap?: unknown }
+    expect(inspected.costCap).toMatchObject({ maxUsd: 0.15, per: 'session', origin: 'plugin', spentUsd: 0.2, stoppedTurns: [1] })
   }, 60_000)
 
   it('warns, once, that a model without a price is not counted, instead of passing silently', async () => {
@@ -46,6 +50,10 @@ describe('run --max-cost', () => {
     expect(warnings).toHaveLength(1)
     expect(run.stdout).toContain('spent $0.000000 of $0.1500 cap (4 unpriced)')
     expect(run.code).toBe(0)
+    const id = /session ([0-9a-f-]{36})/.exec(run.stdout)?.[1] as string
+    const inspect = await runCli(['inspect', id], { env: cliEnv(home) })
+    expect(inspect.stdout).toContain('cost cap: spent $0.000000 of $0.1500 cap (4 unpriced)')
+    expect(inspect.stdout).toContain('⚠ cost budget: no price for scripted/scripted: its requests do not count against the cap')
   }, 60_000)
 
   it('refuses a negative, zero or non-numeric cap with exit code 2', async () => {

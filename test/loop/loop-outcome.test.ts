@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
+import { INTERRUPTED_MARKER } from '../../src/session/surface.js'
+import { recordedRequests } from '../../src/views/recorded-requests.js'
 
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms))
 
@@ -94,5 +96,30 @@ describe('LOOP-OUTCOME-TEST', () => {
     await f.agent.whenIdle()
     const roles = f.model.requests[1]?.messages.map((m) => m.role)
     expect(roles).toEqual(['user', 'assistant', 'user'])
+  })
+
+  it('interrupted anchor: the next request tells the model the partial answer was cut off, as a rebuild from the log does', async () => {
+    const f = await loopFixture([{ text: ['Hello ', 'wor', 'ld', '!'], delayMs: 2 }, { text: 'after' }])
+    f.harness.hooks.on('session/event', ({ event }) => {
+      const chunk = (event.data as { chunk?: { type: string; text?: string } }).chunk
+      if (chunk?.type === 'text-delta' && chunk.text === 'wor') queueMicrotask(() => f.agent.cancel())
+    })
+    f.agent.followup('hi')
+    await f.agent.whenIdle()
+    f.agent.followup('again')
+    await f.agent.whenIdle()
+    const partial = f.model.requests[1]?.messages[1]
+    expect(partial?.role).toBe('assistant')
+    expect(partial?.content).toEqual([
+      { type: 'text', text: 'Hello wor' },
+      { type: 'text', text: INTERRUPTED_MARKER },
+    ])
+    // The log keeps what streamed, unmarked: the marker is derived from `interrupted: true` at every fold.
+    const anchor = f.ofType('assistant/message')[0]?.data as { message: { content: unknown[] } }
+    expect(anchor.message.content).toEqual([{ type: 'text', text: 'Hello wor' }])
+    // The request rebuilt from the log alone carries the same marked history the loop sent.
+    const rebuilt = recordedRequests(f.agent.session.events)
+    expect(rebuilt).toHaveLength(2)
+    expect(JSON.stringify(rebuilt[1]?.history.messages.slice(0, rebuilt[1].history.length))).toBe(JSON.stringify(f.model.requests[1]?.messages))
   })
 })

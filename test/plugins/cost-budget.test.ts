@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { costBudgetPlugin, createHarness, retryPlugin, type ModelInfo, type SessionEvent, type StreamChunk } from '../../src/index.js'
+import { COST_CAP_EVENT, costBudgetPlugin, costCapOf, createHarness, recordedCostCap, retryPlugin, type ModelInfo, type SessionEvent, type StreamChunk } from '../../src/index.js'
 import type { GenerateOptions, LlmAdapter } from '../../src/llm/types.js'
 
 // $1 per million tokens in and out, no peak windows: a request of 100k input tokens costs exactly $0.10.
@@ -108,6 +108,41 @@ describe('costBudgetPlugin', () => {
     const f = await fixture([{ kind: 'text' }, { kind: 'text' }], { maxUsd: 0.1, pricing: { priced: yuan } })
     await f.turn('one')
     expect(f.ofType('cost-budget/unpriced').map((e) => (e.data as { reason: string }).reason)).toEqual(['currency'])
+  })
+
+  it('records its cap in the log once, before the first request, so a reader of the stored log knows it', async () => {
+    const f = await fixture([{ kind: 'text' }, { kind: 'text' }, { kind: 'text' }], { maxUsd: 0.25 })
+    await f.turn('one')
+    await f.turn('two')
+    const caps = f.ofType(COST_CAP_EVENT)
+    expect(caps.map((e) => e.data)).toEqual([{ maxUsd: 0.25, per: 'session', origin: 'plugin' }])
+    expect(caps[0]?.ignorable).toBe(true)
+    expect(caps[0]?.seq).toBeLessThan(f.ofType('request/header')[0]?.seq as number)
+    // Two requests of $0.10 against the recorded cap, as inspect, the page and the footer read it.
+    expect(costCapOf(f.agent.session.events, { priced: PRICED })).toMatchObject({ maxUsd: 0.25, spentUsd: 0.2, stoppedTurns: [], summary: 'spent $0.2000 of $0.2500 cap' })
+  })
+
+  it("a session's own cap in its log wins over the budget's default, and a budget without a default caps only such sessions", async () => {
+    const own = { maxUsd: 0.15, per: 'session', origin: 'session' } as const
+    const f = await fixture([{ kind: 'tool' }, { kind: 'tool' }, { kind: 'tool' }, { kind: 'text' }], { maxUsd: 10 })
+    f.agent.session.append(COST_CAP_EVENT, own, { ignorable: true })
+    const end = await f.turn('go')
+    expect(f.adapter.requests).toHaveLength(2)
+    expect(end?.data).toMatchObject({ reason: { kind: 'aborted', reason: { kind: 'hook', reason: 'cost budget: $0.2 spent of $0.15' } } })
+    // The default is not recorded over the session's own cap: the log's last cap is the one that held.
+    expect(recordedCostCap(f.agent.session.events)).toEqual(own)
+    expect(costCapOf(f.agent.session.events, { priced: PRICED })).toMatchObject({ origin: 'session', spentUsd: 0.2, stoppedTurns: [1] })
+
+    const capped = await fixture([{ kind: 'tool' }, { kind: 'tool' }, { kind: 'text' }], {})
+    capped.agent.session.append(COST_CAP_EVENT, { maxUsd: 0.1, per: 'session', origin: 'session' }, { ignorable: true })
+    await capped.turn('go')
+    expect(capped.adapter.requests).toHaveLength(1)
+
+    const free = await fixture([{ kind: 'tool' }, { kind: 'tool' }, { kind: 'text' }], {}, 'local-model')
+    expect((await free.turn('go'))?.data).toMatchObject({ reason: { kind: 'completed' } })
+    expect(free.adapter.requests).toHaveLength(3)
+    // No cap, nothing to warn about: an unpriced model of an uncapped session is not a budget matter.
+    expect(free.agent.session.events.filter((e) => e.type.startsWith('cost-budget/'))).toEqual([])
   })
 
   it('refuses a negative or non-numeric cap', () => {

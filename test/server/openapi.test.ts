@@ -153,6 +153,19 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     await get('/api/sessions/no-such-session/events', 404)
   })
 
+  it('a session with its own cost cap: maxCostUsd is taken, refused when not a positive number, and read back', async () => {
+    for (const bad of [-1, 0, '0.5', null, true]) {
+      const refused = (await post('/api/sessions', { maxCostUsd: bad }, 400)) as { error: { code: string; message: string } }
+      expect(refused.error.message, String(bad)).toMatch(/maxCostUsd/)
+    }
+    const id = ((await post('/api/sessions', { maxCostUsd: 0.02 }, 201)) as { id: string }).id
+    await post(`/api/sessions/${id}/followup`, { text: 'hello' }, 202)
+    await settled(id, 1)
+    // One "hello back" bills 10 input and 2 output tokens at $1000/$2000 per million: $0.014.
+    const session = (await get(`/api/sessions/${id}`, 200)) as { costCap?: unknown }
+    expect(session.costCap).toEqual({ maxUsd: 0.02, per: 'session', origin: 'session', spentUsd: 0.014, unpriced: 0, unpricedModels: [], stoppedTurns: [], summary: 'spent $0.0140 of $0.0200 cap' })
+  })
+
   it('the stream: each data frame is an event as the document describes events', async () => {
     const id = await created()
     await post(`/api/sessions/${id}/followup`, { text: 'hello' }, 202)

@@ -180,6 +180,8 @@ describe('serve with a PostgreSQL store and a worker fleet', () => {
       expect(compared.a.id).toBe(id)
       expect(compared.turns.map((t) => t.turn)).toEqual([1, 2])
       expect(await error(f.post('/api/sessions', { model: 'other' }))).toEqual([400, 'UNSUPPORTED_OPTION'])
+      // A per-session cost cap too: the workers run sessions with their own --max-cost.
+      expect(await error(f.post('/api/sessions', { maxCostUsd: 0.5 }))).toEqual([400, 'UNSUPPORTED_OPTION'])
       expect(await error(f.post('/api/sessions/nope/followup', { text: 'x' }))).toEqual([404, 'SESSION_NOT_FOUND'])
       expect(await error(f.api('/api/sessions/nope/stream'))).toEqual([404, 'SESSION_NOT_FOUND'])
       expect(await error(f.api('/api/sessions/nope/approvals'))).toEqual([404, 'SESSION_NOT_FOUND'])

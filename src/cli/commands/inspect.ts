@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { EXIT } from '../cli-error.js'
 import { billedUsd, formatCost, sessionCost, type PricingCatalogue, type SessionCost } from '../../views/cost.js'
 import type { CostBudgetExceededData } from '../../plugins/cost-budget.js'
+import { costCapOf, type CostCapFigure } from '../../views/cost-cap.js'
 import type { SessionEvent } from '../../session/events.js'
 import { cliPricing } from '../cli-harness.js'
 import { openForReading } from '../read-only-store.js'
@@ -119,6 +120,14 @@ function costBudgetStops(events: readonly SessionEvent[], pricing: PricingCatalo
   return { stops, billedUsd: Math.round(billedUsd(events, pricing).total * 1e6) / 1e6 }
 }
 
+/** The cap lines: spend against the cap the log records, and a warning per model the budget could not price. */
+function costCapLines(cap: CostCapFigure, style: Style): string {
+  const whose = cap.origin === 'session' ? "the session's own cap" : 'set by --max-cost'
+  const lines = [`cost cap: ${cap.summary} (${whose}; every request attempt billed)`]
+  for (const model of cap.unpricedModels) lines.push(style.yellow(`⚠ cost budget: no price for ${model}: its requests do not count against the cap`))
+  return `${lines.join('\n')}\n`
+}
+
 /** `ledgerloop inspect ID [--json]`: the tree, with per-turn and total cost where prices are known. */
 export async function inspectCommand(ref: string, flags: { json?: boolean; store?: string }): Promise<number> {
   const { config, store, id } = await openForReading(flags.store, ref)
@@ -128,13 +137,15 @@ export async function inspectCommand(ref: string, flags: { json?: boolean; store
     const tree = await attachChildTrees(buildSessionTree(stored.header, stored.events), stored.header, store, (s) => buildSessionTree(s.header, s.events), pricing)
     const cost = sessionCost(stored.events, pricing)
     const budget = costBudgetStops(stored.events, pricing)
+    const costCap = costCapOf(stored.events, pricing)
     const marks = durabilityMarks(stored.events)
     if (flags.json === true) {
       const { quarantine } = marks
-      process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}), ...(budget !== undefined ? { costBudget: budget } : {}), ...(quarantine !== undefined ? { quarantine } : {}) }, null, 2)}\n`)
+      process.stdout.write(`${JSON.stringify({ ...tree, ...(cost.currency !== undefined ? { cost } : {}), ...(budget !== undefined ? { costBudget: budget } : {}), ...(costCap !== undefined ? { costCap } : {}), ...(quarantine !== undefined ? { quarantine } : {}) }, null, 2)}\n`)
     } else {
       const style = styleFor(process.stdout)
       process.stdout.write(formatSessionTree(tree, style, cost, marks))
+      if (costCap !== undefined) process.stdout.write(costCapLines(costCap, style))
       if (budget !== undefined) {
         const stops = budget.stops.map((stop) => `turn ${stop.turn} stopped at $${stop.used} of $${stop.limit}${stop.per === 'turn' ? ' (per turn)' : ''}`).join('; ')
         process.stdout.write(`cost budget: ${stops}; billed ${formatCost(budget.billedUsd, 'USD')} over every request attempt\n`)

@@ -10,6 +10,7 @@ import { ConversationView } from './conversation.js'
 import { Approvals } from './approvals.js'
 import { prettyJson } from './json-text.js'
 import { RerunOf, SessionActions } from './session-actions.js'
+import { CostCap } from './cost-cap.js'
 
 const REFRESH_MS = 300
 
@@ -213,6 +214,7 @@ export function SessionView({ id, view, onError }) {
           <span><strong>${count(timeline.requests)}</strong> request${timeline.requests === 1 ? '' : 's'}</span>
           <span title="input tokens (cache hits) · output tokens">${tokens(session.usage)}</span>
           <span title=${session.cost?.asOf !== undefined ? `from logged usage, prices as of ${session.cost.asOf}` : 'no prices for this model'}>cost ${money(session.cost)}</span>
+          <${CostCap} cap=${session.costCap} />
           <span><strong>${count(session.events)}</strong> event${session.events === 1 ? '' : 's'}</span>
           <button onClick=${verify}>Verify</button>
         </div>
