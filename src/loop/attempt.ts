@@ -12,6 +12,7 @@ import type { PreparedCall } from '../llm/registry.js'
 import type { AssistantMessage, GenerateOptions, LlmCallConfig, LlmFailure, Message, StreamChunk, ToolSchema } from '../llm/types.js'
 import { canonicalHeader, headerEquals, requestProposal } from '../session/request-header.js'
 import type { Session } from '../session/session.js'
+import { INTERRUPTED_MARKER } from '../session/surface.js'
 import type { LoopContext, StepContext } from './loop-context.js'
 
 /** The parts of a request the step fixed before its first attempt (rendered once per step). */
@@ -102,7 +103,10 @@ function appendInterrupted(session: Session, assembler: BlockAssembler, request:
   if (content.length === 0) return
   const message = draftAssistantMessage(content, { kind: 'model', provider: request.provider, model: request.model })
   const usage = assembler.usage
-  const data = usage !== undefined ? { turn, step, message, interrupted: true, usage } : { turn, step, message, interrupted: true }
+  // The note is logged with the anchor: the fold shows it to the model after the cut-off text, and a log written
+  // before notes existed (whose requests carried none) rebuilds its requests without one.
+  const note = INTERRUPTED_MARKER
+  const data = usage !== undefined ? { turn, step, message, interrupted: true, note, usage } : { turn, step, message, interrupted: true, note }
   session.append('assistant/message', Object.freeze(data), { surfaceOp: APPEND, sourceEventSeqs: Object.freeze(chunkSeqs) })
 }
 

@@ -135,6 +135,8 @@ export interface CoreEventData {
     readonly message: AssistantMessage
     readonly usage?: TokenUsage
     readonly interrupted?: true
+    /** With `interrupted`: the note the fold appends to the cut-off answer in later requests (absent in older logs). */
+    readonly note?: string
   }
   /** `of`: on a re-run after a crash (replay policy `safe` or `keyed`), the seq of the original `tool/call`. */
   'tool/call': {

@@ -100,10 +100,10 @@ export function projectSurfaceEvent(event: SessionEvent): Message | undefined {
     case 'user/message':
       return event.data as unknown as Message
     case 'assistant/message': {
-      const data = event.data as unknown as { message: Message; interrupted?: true }
+      const data = event.data as unknown as { message: Message; interrupted?: true; note?: unknown }
       const message = data.message
       if (message.content.length === 0) return undefined
-      return data.interrupted === true ? markedInterrupted(message) : message
+      return data.interrupted === true && typeof data.note === 'string' ? markedInterrupted(message, data.note) : message
     }
     case 'tool/result':
       return (event.data as unknown as { message: Message }).message
@@ -113,21 +113,22 @@ export function projectSurfaceEvent(event: SessionEvent): Message | undefined {
 }
 
 /**
- * The text block that closes an interrupted answer (`assistant/message` with `interrupted: true`) in the history
- * the model is sent: without it the model reads its own cut-off prefix as an answer it chose to end there. It is
- * derived from the flag the log already records, so every request stays rebuildable from the log (old logs
- * included). The wording names no cause: the anchor is folded when it is logged, before the turn's end reason is.
+ * The note the loop logs with an interrupted answer (`assistant/message` with `interrupted: true`, data `note`),
+ * which the fold sends to the model as one more text block after the cut-off text: without it the model reads its
+ * own cut-off prefix as an answer it chose to end there. It is logged, not inferred, so every request is rebuilt
+ * as it was sent: an anchor logged before notes existed has none, and its requests carried none. The wording
+ * names no cause: the anchor is logged when the stream stops, before the turn's end reason is.
  */
 export const INTERRUPTED_MARKER = '[interrupted: this answer was cut off before it was finished]'
 
 // One marked copy per logged message, so every fold of the same log shares it (as it shares the logged objects).
 const markedCopies = new WeakMap<Message, Message>()
 
-function markedInterrupted(message: Message): Message {
+function markedInterrupted(message: Message, note: string): Message {
   let marked = markedCopies.get(message)
   if (marked === undefined) {
-    const marker = Object.freeze({ type: 'text' as const, text: INTERRUPTED_MARKER })
-    marked = Object.freeze({ ...message, content: Object.freeze([...message.content, marker]) })
+    const block = Object.freeze({ type: 'text' as const, text: note })
+    marked = Object.freeze({ ...message, content: Object.freeze([...message.content, block]) })
     markedCopies.set(message, marked)
   }
   return marked

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
-import { INTERRUPTED_MARKER } from '../../src/session/surface.js'
+import { INTERRUPTED_MARKER, projectSurfaceEvent } from '../../src/session/surface.js'
 import { recordedRequests } from '../../src/views/recorded-requests.js'
 
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms))
@@ -114,9 +114,14 @@ describe('LOOP-OUTCOME-TEST', () => {
       { type: 'text', text: 'Hello wor' },
       { type: 'text', text: INTERRUPTED_MARKER },
     ])
-    // The log keeps what streamed, unmarked: the marker is derived from `interrupted: true` at every fold.
-    const anchor = f.ofType('assistant/message')[0]?.data as { message: { content: unknown[] } }
-    expect(anchor.message.content).toEqual([{ type: 'text', text: 'Hello wor' }])
+    // The message in the log keeps what streamed; the note beside it is what the fold appends.
+    const anchor = f.ofType('assistant/message')[0] as SessionEvent
+    const data = anchor.data as { message: { content: unknown[] }; note?: string }
+    expect(data.message.content).toEqual([{ type: 'text', text: 'Hello wor' }])
+    expect(data.note).toBe(INTERRUPTED_MARKER)
+    // An anchor logged before notes existed was sent without a marker, and is rebuilt without one.
+    const { note: _note, ...older } = anchor.data as Record<string, unknown>
+    expect(projectSurfaceEvent({ ...anchor, data: older } as unknown as SessionEvent)?.content).toEqual([{ type: 'text', text: 'Hello wor' }])
     // The request rebuilt from the log alone carries the same marked history the loop sent.
     const rebuilt = recordedRequests(f.agent.session.events)
     expect(rebuilt).toHaveLength(2)
