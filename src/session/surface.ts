@@ -43,11 +43,24 @@ export class Surface {
     if (sources !== undefined) {
       if (!Array.isArray(sources)) fail(event, 'sourceEventSeqs must be an array')
       if (sources.length === 0 && event.type !== 'assistant/message') fail(event, 'an empty sourceEventSeqs is allowed only on assistant/message')
-      const seen = new Set<number>()
+      // A message cites its chunks in order: while the seqs rise, none can repeat, and no set is needed (a long
+      // answer cites hundreds). At the first seq out of order, the set's check runs over all of them.
+      let previous = -1
+      let rising = true
       for (const s of sources) {
-        if (!Number.isSafeInteger(s) || s < 0 || s >= event.seq) fail(event, `source seq ${String(s)} must be an earlier seq`)
-        if (seen.has(s)) fail(event, `source seq ${s} repeated`)
-        seen.add(s)
+        if (!Number.isSafeInteger(s) || s <= previous || s >= event.seq) {
+          rising = false
+          break
+        }
+        previous = s
+      }
+      if (!rising) {
+        const seen = new Set<number>()
+        for (const s of sources) {
+          if (!Number.isSafeInteger(s) || s < 0 || s >= event.seq) fail(event, `source seq ${String(s)} must be an earlier seq`)
+          if (seen.has(s)) fail(event, `source seq ${s} repeated`)
+          seen.add(s)
+        }
       }
     }
     if (op === 'append') return

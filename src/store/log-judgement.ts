@@ -130,11 +130,16 @@ function citationProblem(message: SessionEvent, d: Record<string, unknown>, step
   const cited = message.sourceEventSeqs
   if (cited === undefined) return undefined
   if (!Array.isArray(cited)) return 'sourceEventSeqs is not a list of seqs'
+  // The span of the previous citation: a message cites its chunks in order, mostly from one run, and a seq inside
+  // a span of this step's chunks needs neither the type lookup nor the search (a span holds only chunks).
+  let last: ChunkSpan | undefined
   for (const seq of cited as unknown[]) {
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq >= message.seq) return `cites ${JSON.stringify(seq)}, which is not an event before it`
+    if (last !== undefined && seq >= last.seq0 && seq < last.end && seq > stepStart) continue
     if (typeAt(seq) !== 'assistant/chunk') return `cites seq ${seq}, which is not an assistant/chunk`
     const span = seq > stepStart ? findSpan(spans, seq) : undefined
     if (span === undefined || span.turn !== d.turn || span.step !== d.step) return `cites chunk ${seq} of another step`
+    last = span
   }
   return undefined
 }

