@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { ContentBlock, UserMessage } from '../llm/types.js'
 import type { SessionEvent, TurnEndReason } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
+import { QUARANTINE_LIFTED, QUARANTINED } from '../session/continuation.js'
 import { parseHeaderRecord, summaryLinks } from './session-file.js'
 import type { SessionSummary } from './types.js'
 
@@ -37,6 +38,27 @@ export interface DigestFields {
   readonly turns: number
   /** How the last turn ended, or null before any. */
   readonly lastReason: TurnEndReason['kind'] | null
+  /** The reason of the quarantine in force, when the log's last quarantine mark is `session/quarantined`. */
+  readonly quarantine?: string
+}
+
+/** The reason a `session/quarantined` event carries (a default when it carries none). */
+export function quarantineReasonOf(event: Pick<SessionEvent, 'data'>): string {
+  const reason = (event.data as { reason?: unknown } | undefined)?.reason
+  return typeof reason === 'string' ? reason : 'quarantined'
+}
+
+/**
+ * What the last quarantine mark among `events` says: `{ reason }` for a quarantine, `{ reason: null }` for a
+ * lift, undefined when there is no mark (the session's quarantine state is what it was before them).
+ */
+export function lastQuarantineMark(events: Iterable<Pick<SessionEvent, 'type' | 'data'>>): { readonly reason: string | null } | undefined {
+  let mark: { reason: string | null } | undefined
+  for (const event of events) {
+    if (event.type === QUARANTINED) mark = { reason: quarantineReasonOf(event) }
+    else if (event.type === QUARANTINE_LIFTED) mark = { reason: null }
+  }
+  return mark
 }
 
 /**
@@ -47,10 +69,12 @@ export class SessionDigest implements DigestFields {
   firstPrompt: string | undefined
   turns = 0
   lastReason: TurnEndReason['kind'] | null = null
+  quarantine: string | undefined
 
   /**
    * Folds events in.
-   * @returns whether any of them ended a turn or a fork's seed (the moments a listing is refreshed)
+   * @returns whether any of them ended a turn or a fork's seed, or quarantined the session or lifted its
+   *   quarantine (the moments a listing is refreshed)
    */
   observe(events: Iterable<SessionEvent>): boolean {
     let boundary = false
@@ -60,7 +84,13 @@ export class SessionDigest implements DigestFields {
         this.lastReason = (event.data as { reason: TurnEndReason }).reason.kind
         boundary = true
       } else if (event.type === 'session/end-seed') boundary = true
-      else if (this.firstPrompt === undefined) {
+      else if (event.type === QUARANTINED) {
+        this.quarantine = quarantineReasonOf(event)
+        boundary = true
+      } else if (event.type === QUARANTINE_LIFTED) {
+        this.quarantine = undefined
+        boundary = true
+      } else if (this.firstPrompt === undefined) {
         const prompt = userPromptOf(event)
         if (prompt !== undefined) this.firstPrompt = clipLine(prompt, FIRST_PROMPT_MAX)
       }
@@ -69,13 +99,19 @@ export class SessionDigest implements DigestFields {
   }
 
   /** The summary fields of this digest. */
-  fields(): Pick<SessionSummary, 'title' | 'firstPrompt' | 'turns' | 'lastReason'> {
+  fields(): Pick<SessionSummary, 'title' | 'firstPrompt' | 'turns' | 'lastReason' | 'status' | 'quarantineReason'> {
     return {
       ...(this.firstPrompt !== undefined ? { title: clipLine(this.firstPrompt, TITLE_MAX), firstPrompt: this.firstPrompt } : {}),
       turns: this.turns,
       lastReason: this.lastReason,
+      ...quarantineFields(this.quarantine),
     }
   }
+}
+
+/** The summary fields of a quarantine in force (`status` and its reason), none without one. */
+export function quarantineFields(reason: string | null | undefined): Pick<SessionSummary, 'status' | 'quarantineReason'> {
+  return typeof reason === 'string' ? { status: 'quarantined', quarantineReason: reason } : {}
 }
 
 /** A summary row of a session from its header and digest. */
@@ -92,6 +128,8 @@ export function summaryOf(header: SessionHeader, digest: SessionDigest, updatedA
 
 const TURN_END = Buffer.from('\n{"type":"turn/end"')
 const USER_MESSAGE = Buffer.from('\n{"type":"user/message"')
+const QUARANTINE_MARK = Buffer.from(`\n{"type":"${QUARANTINED}"`)
+const LIFT_MARK = Buffer.from(`\n{"type":"${QUARANTINE_LIFTED}"`)
 
 /**
  * Digests a stored JSONL log without decoding it: finds the first user prompt and every `turn/end` line by
@@ -124,7 +162,19 @@ export function digestLogText(bytes: Buffer): SessionDigest {
     const event = lineAt(last) as { data?: { reason?: { kind?: TurnEndReason['kind'] } } } | undefined
     digest.lastReason = event?.data?.reason?.kind ?? null
   }
+  // The last quarantine mark of a complete line decides: a quarantine not lifted since is in force.
+  const quarantinedAt = lastCompleteIndexOf(bytes, QUARANTINE_MARK, complete)
+  if (quarantinedAt >= 0 && quarantinedAt > lastCompleteIndexOf(bytes, LIFT_MARK, complete)) {
+    const event = lineAt(quarantinedAt) as SessionEvent | undefined
+    digest.quarantine = event !== undefined ? quarantineReasonOf(event) : 'quarantined'
+  }
   return digest
+}
+
+// The last occurrence of `needle` that starts before `complete` (the last newline: later bytes are a torn line).
+function lastCompleteIndexOf(bytes: Buffer, needle: Buffer, complete: number): number {
+  for (let at = bytes.lastIndexOf(needle); at >= 0; at = at === 0 ? -1 : bytes.lastIndexOf(needle, at - 1)) if (at < complete) return at
+  return -1
 }
 
 /**

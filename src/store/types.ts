@@ -60,6 +60,14 @@ export interface SessionSummary {
   readonly turns?: number
   /** How the last ended turn ended (`completed`, `aborted`, …), null before any; absent where the store does not know. */
   readonly lastReason?: string | null
+  /**
+   * `'quarantined'` while the session's log holds a quarantine in force (its last quarantine mark is
+   * `session/quarantined`, not lifted by a forced resume since): workers do not claim it and `resumeAgent`
+   * refuses it without `force`. Absent otherwise (and where the store does not know).
+   */
+  readonly status?: 'quarantined'
+  /** Why the session is quarantined (the reason logged with the quarantine), set with `status`. */
+  readonly quarantineReason?: string
 }
 
 /** Options of {@link SessionStore.list}. */

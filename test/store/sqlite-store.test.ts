@@ -95,7 +95,7 @@ it('a database written before the listing columns gets them, filled from its sto
   await harness.close()
   // Back to the columns of the first release.
   const db = new Database(path)
-  db.exec('DROP INDEX sessions_by_update; ALTER TABLE sessions DROP COLUMN first_prompt; ALTER TABLE sessions DROP COLUMN turns; ALTER TABLE sessions DROP COLUMN last_reason')
+  db.exec('DROP INDEX sessions_by_update; ALTER TABLE sessions DROP COLUMN first_prompt; ALTER TABLE sessions DROP COLUMN turns; ALTER TABLE sessions DROP COLUMN last_reason; ALTER TABLE sessions DROP COLUMN quarantine; PRAGMA user_version = 1')
   db.close()
   const reopened = new SqliteStore({ path })
   expect(await reopened.list({ search: 'OLD' })).toEqual([expect.objectContaining({ id: 'old', title: 'an old prompt', firstPrompt: 'an old prompt', turns: 2, lastReason: 'completed' })])

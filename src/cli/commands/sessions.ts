@@ -9,7 +9,6 @@ import { resolveConfig, type EffectiveConfig } from '../../app/config.js'
 import type { LogSummary } from '../../views/session-summary.js'
 import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../../views/session-row.js'
 import { isSubagentSession } from '../../views/child-sessions.js'
-import { quarantineOf } from '../../views/quarantine.js'
 import { styleFor } from '../style.js'
 import { emptyUsage } from '../../llm/token-usage.js'
 import { addStoreOption, positiveInteger } from './agent-options.js'
@@ -60,12 +59,11 @@ async function sessionRow(store: SessionStore, pricing: PricingCatalogue, s: Ses
   try {
     const { events } = await store.read(s.id)
     facts = sessionRowFacts(s, events, pricing)
-    const quarantine = quarantineOf(events)
-    if (quarantine !== undefined) return { ...cliRow(facts), quarantined: quarantine.reason }
   } catch (error) {
     facts = unreadableSessionRow(s, (error as Error).message)
   }
-  return cliRow(facts)
+  // The store's listing says whether a quarantine is in force (from the log's quarantine marks).
+  return s.status === 'quarantined' ? { ...cliRow(facts), quarantined: s.quarantineReason ?? 'quarantined' } : cliRow(facts)
 }
 
 /**

@@ -17,11 +17,16 @@ const CHUNK = 64 * 1024
 /** A listing stats at most this many of its rows' logs (fresh sizes, stale entries); the rest come as indexed. */
 export const STAT_ROWS = 200
 const TAG = 'session-index'
+/**
+ * The index format this build writes. 2: entries carry the quarantine state (`status`, `quarantineReason`).
+ * An index of version 1 is read for its witnesses only: a listing rebuilds it from the logs.
+ */
+const INDEX_VERSION = 2
 
 /** Line 1 of the index: how long the sorted snapshot after it is, and what it covers. */
 interface IndexHeader {
   readonly ledgerloop: typeof TAG
-  readonly version: 1
+  readonly version: 1 | typeof INDEX_VERSION
   /** Bytes of the snapshot (entry lines sorted oldest first) right after this line. */
   readonly snapshotBytes: number
   /** Sessions in the snapshot. */
@@ -133,6 +138,7 @@ export class SessionIndex {
       const size = fstatSync(fd).size
       const header = readHeader(fd, size)
       if (header === undefined) return this.#reconcile(options, 'damaged')
+      if (header.version !== INDEX_VERSION) return this.#reconcile(options, 'outdated')
       const snapEnd = header.start + header.snapshotBytes
       if (snapEnd > size) return this.#reconcile(options, 'damaged')
       compact = size - snapEnd > this.#compactAt
@@ -253,7 +259,9 @@ export class SessionIndex {
 
   // One readdir: entries of logs that are gone are dropped, logs without an entry are summarised from their
   // file. The index is rewritten when anything changed, else only marked complete.
-  #reconcile(options: SessionListOptions, why: 'missing' | 'damaged' | 'stale', force = false): SessionList {
+  // An outdated index (written by an older build: its entries lack fields this build lists) is rebuilt from
+  // every log, keeping only its entries' content witnesses.
+  #reconcile(options: SessionListOptions, why: 'missing' | 'damaged' | 'stale' | 'outdated', force = false): SessionList {
     ensurePrivateDir(this.#indexDir)
     const mark = statSync(this.#sessionsDir).mtimeMs
     let names: string[]
@@ -264,6 +272,7 @@ export class SessionIndex {
       throw error
     }
     const known = why === 'stale' ? this.#readAll().entries : new Map<string, SessionSummary>()
+    const witnesses = why === 'outdated' ? this.#readAll().entries : new Map<string, SessionSummary>()
     const entries = new Map<string, SessionSummary>()
     let added = 0
     const pending = new Set<string>()
@@ -274,7 +283,7 @@ export class SessionIndex {
       else {
         const summary = this.#summarize(id)
         if (summary === undefined) continue
-        entries.set(id, summary)
+        entries.set(id, carryWitness(witnesses.get(id), summary))
         added++
         if (existsSync(join(this.#sessionsDir, `${id}.lock`))) pending.add(id)
       }
@@ -286,7 +295,12 @@ export class SessionIndex {
       // A rebuild (`--reindex`) is how a person accepts what the files hold: no earlier witness survives it.
       const written = this.#writeSnapshot([...entries.values()], mark, true, dropped, pending, force)
       if (names.length > 0 || why === 'damaged') {
-        const what = why === 'stale' ? `was stale (${added} session${added === 1 ? '' : 's'} not in it, ${gone} gone)` : `was ${why}`
+        const what =
+          why === 'stale'
+            ? `was stale (${added} session${added === 1 ? '' : 's'} not in it, ${gone} gone)`
+            : why === 'outdated'
+              ? 'was written by an older version'
+              : `was ${why}`
         note = `the session index ${this.path} ${what}: ${written ? 'rebuilt' : 'read'} from ${names.length} session file${names.length === 1 ? '' : 's'}`
       }
     } else this.#append(JSON.stringify({ mark }) + '\n')
@@ -311,10 +325,11 @@ export class SessionIndex {
       const size = fstatSync(fd).size
       const header = readHeader(fd, size)
       if (header === undefined) return { entries, mark: undefined }
-      let mark = header.mark
+      // An outdated index's marks vouch for entries this build would not trust: no verdict from it.
+      let mark: number | undefined = header.version === INDEX_VERSION ? header.mark : undefined
       for (const line of parseLines(readRange(fd, header.start, size))) {
         if (line.kind === 'entry') mergeEntry(entries, line.entry)
-        else mark = Math.max(mark, line.mark)
+        else if (mark !== undefined) mark = Math.max(mark, line.mark)
       }
       return { entries, mark }
     } finally {
@@ -361,7 +376,9 @@ export class SessionIndex {
       if (old !== undefined) {
         const header = readHeader(old, readUpTo)
         const merged = new Map(entries.map((e) => [e.id, e]))
-        if (header !== undefined) {
+        // An outdated file's lines are not merged: the caller summarised every log afresh (only lines appended
+        // after this read, by writers of this build, are copied over below).
+        if (header !== undefined && header.version === INDEX_VERSION) {
           for (const line of parseLines(readRange(old, header.start + header.snapshotBytes, readUpTo))) {
             // Lines appended since the caller read the index count too, except for sessions whose log is gone.
             if (line.kind !== 'entry' || dropped.has(line.entry.id)) continue
@@ -373,7 +390,7 @@ export class SessionIndex {
       }
       entries.sort((a, b) => newestFirst(b, a))
       const body = entries.map((e) => JSON.stringify(e) + '\n').join('')
-      const header: IndexHeader = { ledgerloop: TAG, version: 1, snapshotBytes: Buffer.byteLength(body), count: entries.length - pending.size, mark }
+      const header: IndexHeader = { ledgerloop: TAG, version: INDEX_VERSION, snapshotBytes: Buffer.byteLength(body), count: entries.length - pending.size, mark }
       const temporary = join(this.#indexDir, `.${randomUUID()}.tmp`)
       writeFileSync(temporary, JSON.stringify(header) + '\n' + body, { mode: 0o600, flag: 'wx' })
       try {
@@ -420,6 +437,17 @@ function withoutWitness(entry: IndexEntry): SessionSummary {
   return summary
 }
 
+// A summary read afresh from its log, with the content witness an outdated index held for it. A log that holds
+// less than that entry says was committed keeps the old entry: it is the witness that makes loading refuse it.
+function carryWitness(old: SessionSummary | undefined, fresh: SessionSummary): SessionSummary {
+  const content = (old as IndexEntry | undefined)?.content
+  if (old === undefined || content === undefined) return fresh
+  if (shrunk(old, fresh)) return old
+  if (fresh.problem !== undefined) return fresh
+  const entry: IndexEntry = { ...fresh, content }
+  return entry
+}
+
 // Whether a summary read from a log shows less than an entry recorded as committed (bytes or ended turns).
 function shrunk(entry: SessionSummary, fresh: SessionSummary): boolean {
   if (entry.problem !== undefined || fresh.problem !== undefined) return false
@@ -452,7 +480,7 @@ function readHeader(fd: number, size: number): (IndexHeader & { readonly start: 
   if (end < 0) return undefined
   try {
     const value = JSON.parse(head.toString('utf8', 0, end)) as Partial<IndexHeader>
-    if (value.ledgerloop !== TAG || value.version !== 1) return undefined
+    if (value.ledgerloop !== TAG || (value.version !== 1 && value.version !== INDEX_VERSION)) return undefined
     if (!Number.isSafeInteger(value.snapshotBytes) || !Number.isSafeInteger(value.count) || typeof value.mark !== 'number') return undefined
     return { ...(value as IndexHeader), start: end + 1 }
   } catch {

@@ -1,13 +1,20 @@
 import type pg from 'pg'
-import { clipLine, TITLE_MAX } from '../session-digest.js'
+import { clipLine, quarantineFields, quarantineReasonOf, TITLE_MAX } from '../session-digest.js'
 import { parseHeaderRecord, summaryLinks } from '../session-file.js'
 import { sessionList } from '../session-list.js'
 import type { SessionList, SessionListOptions } from '../types.js'
+import type { SessionEvent } from '../../session/events.js'
 import type { StoreTables } from './schema.js'
 
 /**
  * One page of `PostgresStore.list`: sessions newest first from the `sessions` table (its `updated_at` index);
  * `search` matches the stored title (the first prompt, clipped to 80 characters) or an id prefix.
+ *
+ * A session is listed `quarantined` from its row's status, which its writers keep from the log's quarantine
+ * marks (`session/quarantined` sets it; a lift, like a turn's start or end, moves it on). A "resume anyway" asked
+ * of a session nobody owns marks the row `pending` with `force_resume` before any writer has lifted the
+ * quarantine in the log: it is still quarantined until one has. The reason is read from the quarantine event
+ * itself, for those rows only (the last mark of the session: found through the events' primary key).
  * @param where - names a session's header in error messages (never the connection string)
  */
 export async function listSessions(pool: pg.Pool, t: StoreTables, options: SessionListOptions, where: (id: string) => string): Promise<SessionList> {
@@ -16,10 +23,16 @@ export async function listSessions(pool: pg.Pool, t: StoreTables, options: Sessi
   const params: unknown[] = search === '' ? [] : [search]
   const limit = options.limit === undefined ? null : Math.max(0, options.limit)
   const offset = Math.max(0, options.offset ?? 0)
-  const found = await pool.query<{ id: string; header: string; created_at: number; updated_at: number; title: string | null; total: string }>(
-    `SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at, title,
-            count(*) OVER () AS total
-     FROM ${t.sessions} ${filter} ORDER BY updated_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+  const found = await pool.query<{ id: string; header: string; created_at: number; updated_at: number; title: string | null; total: string; quarantined: boolean; mark: string | null }>(
+    `WITH page AS (
+       SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at, title,
+              count(*) OVER () AS total, (status = 'quarantined' OR (status = 'pending' AND force_resume)) AS quarantined
+       FROM ${t.sessions} ${filter} ORDER BY updated_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2})
+     SELECT page.*, mark.data AS mark FROM page
+     LEFT JOIN LATERAL (
+       SELECT e.data FROM ${t.events} e WHERE page.quarantined AND e.session_id = page.id AND e.type = 'session/quarantined'
+       ORDER BY e.seq DESC LIMIT 1) mark ON true
+     ORDER BY page.updated_at DESC, page.id`,
     [...params, limit, offset],
   )
   // A page past the end has no rows to carry the window count: count separately then.
@@ -34,6 +47,7 @@ export async function listSessions(pool: pg.Pool, t: StoreTables, options: Sessi
         createdAt: r.created_at,
         updatedAt: Math.round(r.updated_at),
         ...(r.title !== null ? { title: clipLine(r.title, TITLE_MAX), firstPrompt: r.title } : {}),
+        ...(r.quarantined ? quarantineFields(reasonOf(r.mark)) : {}),
       }
       try {
         return { ...base, ...summaryLinks(parseHeaderRecord(r.header, r.id, where(r.id))) }
@@ -43,4 +57,15 @@ export async function listSessions(pool: pg.Pool, t: StoreTables, options: Sessi
     }),
     total,
   )
+}
+
+// The reason of a stored `session/quarantined` event (its row's `data` is the whole stored record; a default
+// when it cannot be read).
+function reasonOf(record: string | null): string {
+  if (record === null) return 'quarantined'
+  try {
+    return quarantineReasonOf(JSON.parse(record) as Pick<SessionEvent, 'data'>)
+  } catch {
+    return 'quarantined'
+  }
 }

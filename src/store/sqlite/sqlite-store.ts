@@ -8,7 +8,8 @@ import { firstSeqOf, packChunkRuns, type StorageRecord } from '../chunk-runs.js'
 import { currentHolder, describeHolder, holderIsDead, parseHolder, type LockHolder } from '../file-lock.js'
 import { checkPrivateFile } from '../file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from '../group-commit.js'
-import { clipLine, SessionDigest, TITLE_MAX } from '../session-digest.js'
+import { clipLine, lastQuarantineMark, quarantineFields, SessionDigest, TITLE_MAX } from '../session-digest.js'
+import { migrateSchema, schemaState } from './sqlite-schema.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.js'
 import { LogLoader } from '../log-loader.js'
 import { sessionList } from '../session-list.js'
@@ -35,29 +36,20 @@ export interface SqliteStoreOptions {
   readonly knownTypes?: Iterable<string>
 }
 
-/** "LLOP": marks a database as a ledgerloop session store. */
-const APPLICATION_ID = 0x4c4c4f50
-const SCHEMA_VERSION = 1
 /** Rows one query of a load reads. */
 const PAGE_ROWS = 1000
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sessions (
-  id TEXT PRIMARY KEY,
-  header TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  next_seq INTEGER NOT NULL,
-  lease_owner TEXT,
-  lease_expires INTEGER
-) STRICT;
-CREATE TABLE IF NOT EXISTS events (
-  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-  seq INTEGER NOT NULL,
-  line TEXT NOT NULL,
-  PRIMARY KEY (session_id, seq)
-) STRICT, WITHOUT ROWID;
-`
+/** One row of the listing query. */
+interface ListingRow {
+  readonly id: string
+  readonly header: string
+  readonly created_at: number
+  readonly updated_at: number
+  readonly first_prompt: string | null
+  readonly turns: number
+  readonly last_reason: string | null
+  readonly quarantine: string | null
+}
 
 interface SessionRow {
   readonly header: string
@@ -134,66 +126,8 @@ export class SqliteStore implements SessionStore {
     setPragma(db, 'foreign_keys', 1)
     // One read transaction: the mark, the version and the tables seen in a single snapshot, never half of
     // another opener's schema transaction.
-    if (whileBusy(deadline, () => db.transaction(() => this.#schemaState())()) === 'current') return
-    whileBusy(deadline, () =>
-      db
-        .transaction(() => {
-          const state = this.#schemaState()
-          if (state === 'current') return
-          if (state === 'empty') {
-            db.exec(SCHEMA)
-            db.pragma(`application_id = ${APPLICATION_ID}`)
-            db.pragma(`user_version = ${SCHEMA_VERSION}`)
-          }
-          this.#addListingColumns()
-        })
-        .immediate(),
-    )
-  }
-
-  /** What the database holds: nothing yet, our schema without the listing columns, or the current schema. */
-  #schemaState(): 'empty' | 'without-listing' | 'current' {
-    const db = this.#db
-    const appId = db.pragma('application_id', { simple: true }) as number
-    const version = db.pragma('user_version', { simple: true }) as number
-    if (appId === 0 && version === 0) {
-      const tables = db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }
-      if (tables.n > 0) throw new HarnessError(`${this.path} is a database of something else (it has tables but no ledgerloop mark)`, 'SESSION_VERSION')
-      return 'empty'
-    }
-    if (appId !== APPLICATION_ID) throw new HarnessError(`${this.path} is not a ledgerloop session database (application_id ${appId})`, 'SESSION_VERSION')
-    if (version !== SCHEMA_VERSION) {
-      throw new HarnessError(`${this.path} has session schema version ${version}; this build of ledgerloop reads version ${SCHEMA_VERSION}`, 'SESSION_VERSION')
-    }
-    const columns = (db.prepare('PRAGMA table_info(sessions)').all() as { name: string }[]).map((c) => c.name)
-    return columns.includes('first_prompt') ? 'current' : 'without-listing'
-  }
-
-  // The listing columns (first prompt, turns, last reason) and the index behind `list`'s ORDER BY. Added in
-  // place (additive: older builds ignore them) and filled once from the stored lines of existing sessions:
-  // only user-message and turn-end lines are read, found by their stored prefix. Runs inside #configure's
-  // locked transaction.
-  #addListingColumns(): void {
-    const db = this.#db
-    db.exec(`
-      ALTER TABLE sessions ADD COLUMN first_prompt TEXT;
-      ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE sessions ADD COLUMN last_reason TEXT;
-      CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at DESC, id);
-    `)
-    const lines = db.prepare(`SELECT line FROM events WHERE session_id = ? AND (line LIKE '{"type":"user/message"%' OR line LIKE '{"type":"turn/end"%') ORDER BY seq`)
-    const update = db.prepare('UPDATE sessions SET first_prompt = ?, turns = ?, last_reason = ? WHERE id = ?')
-    for (const { id } of db.prepare('SELECT id FROM sessions').all() as { id: string }[]) {
-      const digest = new SessionDigest()
-      for (const { line } of lines.all(id) as { line: string }[]) {
-        try {
-          digest.observe([JSON.parse(line) as SessionEvent])
-        } catch {
-          // a damaged row: read() reports it; the listing goes without
-        }
-      }
-      update.run(digest.firstPrompt ?? null, digest.turns, digest.lastReason, id)
-    }
+    if (whileBusy(deadline, () => db.transaction(() => schemaState(db, this.path))()) === 'current') return
+    whileBusy(deadline, () => db.transaction(() => migrateSchema(db, schemaState(db, this.path))).immediate())
   }
 
   async create(header: SessionHeader, seed: readonly SessionEvent[] = []): Promise<SessionWriter> {
@@ -209,9 +143,9 @@ export class SqliteStore implements SessionStore {
           if (this.#row(header.id) !== undefined) throw new HarnessError(`session '${header.id}' already exists in ${this.path}`, 'SESSION_EXISTS')
           this.#db
             .prepare(
-              'INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires, first_prompt, turns, last_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+              'INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires, first_prompt, turns, last_reason, quarantine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
             )
-            .run(header.id, headerRecord(header), header.createdAt, now, seed.length, JSON.stringify(holder), now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason)
+            .run(header.id, headerRecord(header), header.createdAt, now, seed.length, JSON.stringify(holder), now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, digest.quarantine ?? null)
           this.#insert(header.id, seed)
         })
         .immediate(),
@@ -269,8 +203,8 @@ export class SqliteStore implements SessionStore {
     const offset = Math.max(0, options.offset ?? 0)
     const { rows, total } = this.#guard('listing sessions', false, () => ({
       rows: this.#db
-        .prepare(`SELECT id, header, created_at, updated_at, first_prompt, turns, last_reason FROM sessions ${where} ORDER BY updated_at DESC, id LIMIT @limit OFFSET @offset`)
-        .all({ ...params, limit, offset }) as { id: string; header: string; created_at: number; updated_at: number; first_prompt: string | null; turns: number; last_reason: string | null }[],
+        .prepare(`SELECT id, header, created_at, updated_at, first_prompt, turns, last_reason, quarantine FROM sessions ${where} ORDER BY updated_at DESC, id LIMIT @limit OFFSET @offset`)
+        .all({ ...params, limit, offset }) as ListingRow[],
       total: (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n,
     }))
     return sessionList(
@@ -282,6 +216,7 @@ export class SqliteStore implements SessionStore {
           ...(r.first_prompt !== null ? { title: clipLine(r.first_prompt, TITLE_MAX), firstPrompt: r.first_prompt } : {}),
           turns: r.turns,
           lastReason: r.last_reason,
+          ...quarantineFields(r.quarantine),
         }
         try {
           const header = parseHeaderRecord(r.header, r.id, `${this.path} (session '${r.id}')`)
@@ -326,11 +261,13 @@ export class SqliteStore implements SessionStore {
         // The listing columns follow the batch: its first prompt (kept only if the session has none), turn ends.
         const digest = new SessionDigest()
         digest.observe(batch)
+        // A quarantine mark sets the column (a lift clears it); without one it stays as it was.
+        const mark = lastQuarantineMark(batch)
         this.#db
           .prepare(
-            'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason) WHERE id = ?',
+            'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason), quarantine = CASE WHEN ? THEN ? ELSE quarantine END WHERE id = ?',
           )
-          .run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, id)
+          .run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, mark !== undefined ? 1 : 0, mark?.reason ?? null, id)
       })
       .immediate()
   }
