@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { echoTool, loopFixture } from '../support/loop-fixture.js'
 import { INTERRUPTED_MARKER, projectSurfaceEvent } from '../../src/session/surface.js'
+import type { SessionEvent } from '../../src/session/events.js'
 import { recordedRequests } from '../../src/views/recorded-requests.js'
 
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms))

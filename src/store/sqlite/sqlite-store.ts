@@ -51,6 +51,17 @@ interface ListingRow {
   readonly quarantine: string | null
 }
 
+/** The write path's prepared statement and transaction, kept for the connection's life. */
+interface WritePath {
+  readonly insert: Database.Statement
+  readonly commit: Database.Transaction<(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[]) => void>
+}
+
+/** Inserts the stored records of one batch, each as one row keyed by its first seq. */
+function insertRecords(insert: Database.Statement, id: string, records: readonly StorageRecord[]): void {
+  for (const record of records) insert.run(id, firstSeqOf(record), JSON.stringify(record))
+}
+
 interface SessionRow {
   readonly header: string
   readonly next_seq: number
@@ -82,6 +93,8 @@ export class SqliteStore implements SessionStore {
   readonly #leaseMs: number
   readonly #knownTypes: readonly string[] | undefined
   readonly #writers = new Set<SqliteWriter>()
+  /** Prepared on the first write ({@link SqliteStore.#writePath}). */
+  #write: WritePath | undefined
   /** File checkpoints of these sessions, in the `checkpoint_blobs` table. */
   readonly checkpointBlobs: SqliteCheckpointBlobs
 
@@ -248,28 +261,40 @@ export class SqliteStore implements SessionStore {
   }
 
   #commit(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[]): void {
-    this.#db
-      .transaction(() => {
-        const row = this.#row(id)
-        if (row === undefined) throw notFound(id, this.path)
-        if (parseHolder(row.lease_owner ?? '')?.token !== holder.token) {
-          throw new HarnessError(`session '${id}' lost its lease in ${this.path} (another writer took it over); nothing was written`, 'SESSION_LOCKED')
-        }
-        if (row.next_seq !== first.seq) throw new HarnessError(`session '${id}' in ${this.path} continues at seq ${row.next_seq}, not ${first.seq}`, 'SESSION_CORRUPT')
-        this.#insert(id, batch)
-        const now = Date.now()
-        // The listing columns follow the batch: its first prompt (kept only if the session has none), turn ends.
-        const digest = new SessionDigest()
-        digest.observe(batch)
-        // A quarantine mark sets the column (a lift clears it); without one it stays as it was.
-        const mark = lastQuarantineMark(batch)
-        this.#db
-          .prepare(
-            'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason), quarantine = CASE WHEN ? THEN ? ELSE quarantine END WHERE id = ?',
-          )
-          .run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, mark !== undefined ? 1 : 0, mark?.reason ?? null, id)
-      })
-      .immediate()
+    const write = this.#writePath()
+    write.commit.immediate(id, holder, first, batch)
+  }
+
+  /**
+   * The flush's statements and transaction, prepared once per connection: compiling them again for every flush
+   * cost more CPU than the inserts themselves (better-sqlite3 does not cache `prepare`).
+   */
+  #writePath(): WritePath {
+    if (this.#write !== undefined) return this.#write
+    const db = this.#db
+    const insert = db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
+    const lease = db.prepare('SELECT next_seq, lease_owner FROM sessions WHERE id = ?')
+    const advance = db.prepare(
+      'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason), quarantine = CASE WHEN ? THEN ? ELSE quarantine END WHERE id = ?',
+    )
+    const commit = db.transaction((id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[]) => {
+      const row = lease.get(id) as Pick<SessionRow, 'next_seq' | 'lease_owner'> | undefined
+      if (row === undefined) throw notFound(id, this.path)
+      if (parseHolder(row.lease_owner ?? '')?.token !== holder.token) {
+        throw new HarnessError(`session '${id}' lost its lease in ${this.path} (another writer took it over); nothing was written`, 'SESSION_LOCKED')
+      }
+      if (row.next_seq !== first.seq) throw new HarnessError(`session '${id}' in ${this.path} continues at seq ${row.next_seq}, not ${first.seq}`, 'SESSION_CORRUPT')
+      insertRecords(insert, id, this.#pack ? packChunkRuns(batch) : batch)
+      const now = Date.now()
+      // The listing columns follow the batch: its first prompt (kept only if the session has none), turn ends.
+      const digest = new SessionDigest()
+      digest.observe(batch)
+      // A quarantine mark sets the column (a lift clears it); without one it stays as it was.
+      const mark = lastQuarantineMark(batch)
+      advance.run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, mark !== undefined ? 1 : 0, mark?.reason ?? null, id)
+    })
+    this.#write = { insert, commit }
+    return this.#write
   }
 
   /** @internal Extends a live writer's lease (runs on a timer between flushes). */
@@ -323,9 +348,7 @@ export class SqliteStore implements SessionStore {
 
   #insert(id: string, events: readonly SessionEvent[]): void {
     if (events.length === 0) return
-    const insert = this.#db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
-    const records: readonly StorageRecord[] = this.#pack ? packChunkRuns(events) : events
-    for (const record of records) insert.run(id, firstSeqOf(record), JSON.stringify(record))
+    insertRecords(this.#writePath().insert, id, this.#pack ? packChunkRuns(events) : events)
   }
 
   #load(id: string): StoredSession {
