@@ -5,7 +5,10 @@
  * store (two model steps from the scripted adapter, the flush before the tool body, the turn-end flush). Not a
  * test; numbers depend on the disk and the machine's load.
  *
- *   npx tsx bench/micro/checkpoints.ts [--turns 40] [--files 10000] [--store jsonl|sqlite] [--sandbox off|bwrap] [--model-ms 0]
+ *   npx tsx bench/micro/checkpoints.ts [--turns 40] [--rounds 6] [--files 10000] [--store jsonl|sqlite] [--sandbox off|bwrap] [--model-ms 0] [--only write|bash]
+ *
+ * The write_file figure alternates `--rounds` rounds of `--turns` turns off, then on, so drift in the machine's
+ * load falls on both sides; the ratio is of the medians over all rounds.
  *
  * The first bash turn of a process with checkpoints on builds the workspace baseline (reads and stores every
  * file); it is reported on its own. Later bash turns are medians of `--turns` (at most 15).
@@ -24,6 +27,8 @@ import { builtinTools } from '../../src/tools/builtin/index.js'
 const { values } = parseArgs({
   options: {
     turns: { type: 'string', default: '40' },
+    rounds: { type: 'string', default: '6' },
+    only: { type: 'string' },
     files: { type: 'string', default: '10000' },
     store: { type: 'string', default: 'jsonl' },
     sandbox: { type: 'string', default: 'off' },
@@ -83,7 +88,7 @@ async function writeFileRatio(): Promise<void> {
   // Alternate off/on rounds so drift in the machine's load falls on both sides.
   const off: number[] = []
   const on: number[] = []
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < Number(values.rounds); round++) {
     off.push(...(await timeTurns(root, false, call, turns)).slice(1))
     on.push(...(await timeTurns(root, true, call, turns)).slice(1))
   }
@@ -105,5 +110,5 @@ async function bashFigures(): Promise<void> {
   rmSync(root, { recursive: true, force: true })
 }
 
-await writeFileRatio()
-await bashFigures()
+if (values.only !== 'bash') await writeFileRatio()
+if (values.only !== 'write') await bashFigures()
