@@ -11,6 +11,7 @@ import { HarnessError } from '../errors/harness-error.js'
 import type { CancelCause } from '../session/events.js'
 import { UsageError } from '../app/usage-error.js'
 import { AcpSession, type AcpSessionSetup, type SessionOpening } from './acp-session.js'
+import { parseSessionCommand, SESSION_COMMANDS } from './session-commands.js'
 import { listAcpSessions } from './session-listing.js'
 
 /** Options of {@link startAcpAgent}. */
@@ -83,19 +84,23 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
     const root = cwd === '' ? options.defaultRoot : cwd
     if (!isAbsolute(root)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`)
     if (statSync(root, { throwIfNoEntry: false })?.isDirectory() !== true) throw RequestError.invalidParams({ cwd }, `cwd ${JSON.stringify(root)} is not a directory`)
-    return exclusive(opening.id, async () => {
-      const current = sessions.get(opening.id)
+    const acpId = opening.id
+    return exclusive(acpId, async () => {
+      const current = sessions.get(acpId)
+      let taken = opening
       if (current !== undefined) {
-        // Loaded or resumed again (perhaps with another cwd or other MCP servers): taken up afresh.
-        if (current.prompting) throw RequestError.invalidRequest({ sessionId: opening.id }, 'the session is running a prompt: cancel it first')
-        sessions.delete(opening.id)
+        // Loaded or resumed again (perhaps with another cwd or other MCP servers): taken up afresh, in the
+        // ledgerloop session it runs now (a rewind's fork, if the client ran /undo or /rewind).
+        if (current.prompting) throw RequestError.invalidRequest({ sessionId: acpId }, 'the session is running a prompt: cancel it first')
+        sessions.delete(acpId)
+        taken = { kind: 'resume', id: current.agent.id }
         await current.close()
       }
       const notify = (update: SessionUpdate): void => {
-        void client.notify('session/update', { sessionId: opening.id, update }).catch(() => undefined)
+        void client.notify('session/update', { sessionId: acpId, update }).catch(() => undefined)
       }
       try {
-        const session = await AcpSession.open(options, opening, root, mcpServers, { context: client, notify, readsFiles })
+        const session = await AcpSession.open(options, taken, root, mcpServers, { context: client, notify, readsFiles }, acpId)
         sessions.set(session.id, session)
         return session
       } catch (error) {
@@ -111,22 +116,27 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
     })
     .onRequest('session/new', async ({ params, client }) => {
       const session = await open({ kind: 'new', id: randomUUID() }, params.cwd, params.mcpServers, client)
+      advertiseCommands(client, session.id)
       return { sessionId: session.id }
     })
     .onRequest('session/load', async ({ params, client }) => {
       const session = await open({ kind: 'resume', id: params.sessionId }, params.cwd, params.mcpServers, client)
       // The whole conversation goes out before the response, as the protocol asks.
       for (const update of session.replay()) await client.notify('session/update', { sessionId: session.id, update })
+      advertiseCommands(client, session.id)
       return {}
     })
     .onRequest('session/resume', async ({ params, client }) => {
-      await open({ kind: 'resume', id: params.sessionId }, params.cwd, params.mcpServers ?? [], client)
+      const session = await open({ kind: 'resume', id: params.sessionId }, params.cwd, params.mcpServers ?? [], client)
+      advertiseCommands(client, session.id)
       return {}
     })
     .onRequest('session/list', async ({ params }): Promise<ListSessionsResponse> => listAcpSessions(options.store, params))
     .onRequest('session/prompt', async ({ params }) => {
       try {
-        return await live(params.sessionId).prompt(params.prompt)
+        const session = live(params.sessionId)
+        const command = parseSessionCommand(params.prompt)
+        return await (command === undefined ? session.prompt(params.prompt) : session.runCommand(command))
       } catch (error) {
         throw asRequestError(error, params.sessionId)
       }
@@ -160,6 +170,17 @@ export function startAcpAgent(options: AcpAgentOptions, stream: Stream): AcpAgen
       await finished
     },
   }
+}
+
+/**
+ * Tells the client which session commands `sessionId` offers. Sent once the request that opened the session
+ * has been answered (a timer runs after the response is written): a client learns a new session's id only
+ * from that response, so an update naming it any earlier could not be placed.
+ */
+function advertiseCommands(client: AgentContext, sessionId: string): void {
+  setTimeout(() => {
+    void client.notify('session/update', { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: [...SESSION_COMMANDS] } }).catch(() => undefined)
+  }, 0)
 }
 
 /** A failure as the JSON-RPC error a client can act on (the code in `data`); a protocol error passes through. */

@@ -2,6 +2,7 @@
 // session's own cwd (the built-in tools confined to it, its AGENTS.md, the config file's and the client's MCP
 // servers), sharing the process's store. The composition is the one of `run` and `chat` (app/compose.ts); only
 // the permission questions differ: they go to the client.
+import { randomUUID } from 'node:crypto'
 import type { AgentContext, ContentBlock as AcpContentBlock, McpServer, PromptResponse, SessionUpdate } from '@agentclientprotocol/sdk'
 import { RequestError } from '@agentclientprotocol/sdk'
 import { composeHarness, type Approvals } from '../app/compose.js'
@@ -10,7 +11,7 @@ import type { HarnessExtensions } from '../app/harness-extensions.js'
 import { startConfiguredMcpServers } from '../app/mcp-config.js'
 import { projectInstructions } from '../app/project-instructions.js'
 import { CLI_ROUTE_EVENT, type ModelRoute } from '../app/providers.js'
-import type { Harness } from '../harness/harness.js'
+import type { Harness, RewindResult } from '../harness/harness.js'
 import type { Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar } from '../hooks/types.js'
 import { createUserMessage } from '../llm/messages.js'
@@ -25,6 +26,7 @@ import type { SandboxMode } from '../tools/builtin/sandbox.js'
 import { clientPermissionAsk } from './client-permission.js'
 import { readThroughClient } from './client-reads.js'
 import { startSessionMcpServers } from './session-mcp.js'
+import { describeSessionRewind, lastEndedTurn, type SessionCommand } from './session-commands.js'
 import { replayUpdates, streamUpdates } from './session-updates.js'
 import { promptOutcome } from './stop-reason.js'
 
@@ -58,32 +60,62 @@ export interface SessionClient {
   readonly readsFiles: boolean
 }
 
-/** A live ACP session. */
+/** The options every agent of a session is created or resumed with. */
+interface AgentRoute {
+  readonly provider: string
+  readonly model: string
+  readonly cwd: string
+}
+
+/** What a session re-attaches to each agent it runs (its first, and the one a rewind continues in). */
+type Attach = (agent: Agent) => () => void
+
+/**
+ * A live ACP session. Its ACP id is the ledgerloop session it was opened on; after `/undo` or `/rewind N` it
+ * runs the fork the rewind made under the same ACP id (the client's id keeps working for the connection), so
+ * `agent.id` may differ from `id`.
+ */
 export class AcpSession {
+  /** The id the client holds. */
   readonly id: string
   readonly cwd: string
-  readonly agent: Agent
   readonly #harness: Harness
-  readonly #stopListening: () => void
+  readonly #attach: Attach
+  readonly #agentOptions: AgentRoute
+  readonly #notify: (update: SessionUpdate) => void
+  #agent: Agent
+  #stopListening: () => void
   #prompting = false
   #cancelled = false
+  // The last rewind, while the session still sits where it left it (no turn since): `/rewind N --force` with
+  // the same N then redoes it with force from the session it rewound, instead of finding nothing to rewind.
+  #lastRewind: { readonly from: string; readonly toTurn: number; readonly landedIn: string } | undefined
 
-  private constructor(id: string, cwd: string, harness: Harness, agent: Agent, stopListening: () => void) {
+  private constructor(id: string, cwd: string, harness: Harness, agent: Agent, attach: Attach, notify: (update: SessionUpdate) => void, agentOptions: AgentRoute) {
     this.id = id
     this.cwd = cwd
     this.#harness = harness
-    this.agent = agent
-    this.#stopListening = stopListening
+    this.#agent = agent
+    this.#attach = attach
+    this.#notify = notify
+    this.#agentOptions = agentOptions
+    this.#stopListening = attach(agent)
+  }
+
+  /** The agent of the ledgerloop session this ACP session runs now (a rewind's fork after `/undo`). */
+  get agent(): Agent {
+    return this.#agent
   }
 
   /**
    * Composes the session's harness on `cwd` and creates or resumes its agent; updates go to the client from
-   * then on. A failure closes what was started (MCP servers included) and rethrows.
+   * then on. A failure closes what was started (MCP servers included) and rethrows. `acpId` is the id the
+   * client holds (default: the session opened), which differs once a rewind has moved the session to a fork.
    * @throws UsageError for a cwd the tools cannot work in; HarnessError `SESSION_NOT_FOUND`, `SESSION_LOCKED`, …
    */
-  static async open(setup: AcpSessionSetup, opening: SessionOpening, cwd: string, mcpServers: readonly McpServer[], client: SessionClient): Promise<AcpSession> {
+  static async open(setup: AcpSessionSetup, opening: SessionOpening, cwd: string, mcpServers: readonly McpServer[], client: SessionClient, acpId = opening.id): Promise<AcpSession> {
     const extensions = await sessionExtensions(setup, cwd, mcpServers)
-    const approvals: Approvals = setup.yes ? { kind: 'yes' } : { kind: 'ask', ask: clientPermissionAsk(client.context, opening.id) }
+    const approvals: Approvals = setup.yes ? { kind: 'yes' } : { kind: 'ask', ask: clientPermissionAsk(client.context, acpId) }
     let harness: Harness
     try {
       harness = composeHarness({
@@ -105,12 +137,17 @@ export class AcpSession {
       const options = { provider: setup.route.provider, model: setup.route.model, cwd }
       const agent = opening.kind === 'new' ? await harness.createAgent({ ...options, sessionId: opening.id }) : await harness.resumeAgent(opening.id, options)
       rememberEndpoint(agent, setup.route)
-      const stopUpdates = streamUpdates({ harness, sessionId: agent.id, root: cwd, workspace: new Workspace(cwd) }, client.notify)
-      const stopReads = client.readsFiles ? readThroughClient(harness, agent.id, cwd, client.context, setup.warn) : () => undefined
-      return new AcpSession(agent.id, cwd, harness, agent, () => {
-        stopUpdates()
-        stopReads()
-      })
+      const workspace = new Workspace(cwd)
+      const attach: Attach = (live) => {
+        rememberEndpoint(live, setup.route)
+        const stopUpdates = streamUpdates({ harness, sessionId: live.id, root: cwd, workspace }, client.notify)
+        const stopReads = client.readsFiles ? readThroughClient(harness, live.id, cwd, client.context, setup.warn) : () => undefined
+        return () => {
+          stopUpdates()
+          stopReads()
+        }
+      }
+      return new AcpSession(acpId, cwd, harness, agent, attach, client.notify, options)
     } catch (error) {
       await harness.close().catch(() => undefined)
       throw error
@@ -124,7 +161,7 @@ export class AcpSession {
 
   /** The stored conversation as updates (what `session/load` replays). */
   replay(): SessionUpdate[] {
-    return replayUpdates(this.agent.session.events, this.cwd)
+    return replayUpdates(this.#agent.session.events, this.cwd)
   }
 
   /**
@@ -139,7 +176,7 @@ export class AcpSession {
     this.#prompting = true
     this.#cancelled = false
     try {
-      const result = await this.agent.run(createUserMessage(content))
+      const result = await this.#agent.run(createUserMessage(content))
       const outcome = promptOutcome(result.reason)
       if ('stopReason' in outcome) return { stopReason: outcome.stopReason }
       throw new RequestError(-32603, `the turn failed: ${outcome.failure.message}`, { code: outcome.failure.code, sessionId: this.id })
@@ -159,7 +196,7 @@ export class AcpSession {
   cancel(cause: CancelCause = { kind: 'user' }): void {
     if (!this.#prompting) return
     this.#cancelled = true
-    this.agent.cancel(cause)
+    this.#agent.cancel(cause)
   }
 
   /**
@@ -170,6 +207,59 @@ export class AcpSession {
     if (cause !== undefined) this.cancel(cause)
     this.#stopListening()
     await this.#harness.close()
+  }
+
+  /**
+   * Runs `/undo` or `/rewind N` instead of a model turn: the rewind's report goes to the client as an agent
+   * message, and the prompt ends `end_turn`. A rewind that cannot run (nothing to undo, a turn that never
+   * ended, a store error) says why and leaves the session as it was.
+   * @throws RequestError for a command while a prompt runs
+   */
+  async runCommand(command: SessionCommand): Promise<PromptResponse> {
+    if (this.#prompting) throw RequestError.invalidRequest({ sessionId: this.id }, 'a prompt is already running in this session: cancel it first')
+    this.#prompting = true
+    try {
+      const text = await this.#rewind(command)
+      this.#notify({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } })
+      return { stopReason: 'end_turn' }
+    } finally {
+      this.#prompting = false
+    }
+  }
+
+  async #rewind(command: SessionCommand): Promise<string> {
+    if (command.kind === 'unusable') return command.message
+    const previous = this.#lastRewind
+    const redo = command.kind === 'rewind' && command.force && previous !== undefined && previous.toTurn === command.toTurn && previous.landedIn === this.#agent.id && lastEndedTurn(this.#agent.session.events) === (command.toTurn === 0 ? 0 : command.toTurn)
+    const from = redo ? previous.from : this.#agent.id
+    const last = redo ? command.toTurn + 1 : lastEndedTurn(this.#agent.session.events)
+    if (last === 0) return 'Nothing to rewind yet: no turn has ended in this session.'
+    const toTurn = command.kind === 'undo' ? last - 1 : command.toTurn
+    if (toTurn >= last) return `Nothing to rewind: turn ${last} is the last turn of this session.`
+    let result: RewindResult
+    try {
+      // Before the first turn only the files go back: a conversation forked there would be empty, so the
+      // session goes on in a new, empty ledgerloop session instead (as chat's /undo of its only turn).
+      result = await this.#harness.rewind(from, toTurn === 0 ? { toTurn, conversation: false, force: command.force } : { toTurn, force: command.force })
+    } catch (error) {
+      return `Could not rewind: ${error instanceof Error ? error.message : String(error)}`
+    }
+    this.#stopListening()
+    this.#stopListening = () => undefined
+    await this.#agent.dispose()
+    let next: Agent
+    try {
+      next = toTurn === 0 ? await this.#harness.createAgent({ ...this.#agentOptions, sessionId: randomUUID() }) : await this.#harness.resumeAgent(result.sessionId, this.#agentOptions)
+    } catch (error) {
+      // The files are back, but the fork cannot be run here: go on in the session as it was.
+      this.#agent = await this.#harness.resumeAgent(from, this.#agentOptions)
+      this.#stopListening = this.#attach(this.#agent)
+      return `The files were rewound, but the conversation could not continue in the fork: ${error instanceof Error ? error.message : String(error)}`
+    }
+    this.#agent = next
+    this.#stopListening = this.#attach(next)
+    this.#lastRewind = { from, toTurn, landedIn: next.id }
+    return describeSessionRewind(from, toTurn, result, next.id)
   }
 }
 
