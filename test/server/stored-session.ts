@@ -1,6 +1,6 @@
-import { z } from 'zod'
-import { createHarness, defineTool, invariantPlugin, JsonlStore, permissionPlugin, retryPlugin, scriptedAdapter } from '../../src/index.js'
+import { createHarness, invariantPlugin, JsonlStore, permissionPlugin, retryPlugin, scriptedAdapter } from '../../src/index.js'
 import { serveTools } from './serve-fixture.js'
+import { cutOffMidTurn } from '../support/cut-off-turn.js'
 
 /**
  * Writes a session into the JSONL folder `dir` through a harness of its own (so the server reads it as a
@@ -40,27 +40,7 @@ export async function writeStoredSession(dir: string): Promise<string> {
  * whose crash repair closed the turn `interrupted` (without a continuation turn).
  */
 export async function writeCutOffSessions(dir: string): Promise<{ orphaned: string; interrupted: string }> {
-  const cut = async (): Promise<string> => {
-    let started: () => void = () => {}
-    const running = new Promise<void>((resolve) => (started = resolve))
-    const store = new JsonlStore({ dir })
-    const stuck = defineTool({
-      name: 'stuck',
-      description: 'Never returns',
-      parameters: z.object({}),
-      execute: () => {
-        started()
-        return new Promise<string>(() => {})
-      },
-    })
-    const model = scriptedAdapter({ script: [{ toolCalls: [{ name: 'stuck', arguments: {} }] }], models: { m1: { contextWindow: 100_000 } } })
-    const crashed = createHarness({ store, adapters: [model], tools: [stuck], onListenerError: () => {} })
-    const agent = await crashed.createAgent({ provider: 'scripted', model: 'm1' })
-    agent.followup('run the stuck tool')
-    await running
-    await store.close() // the process "dies" here: the turn is open, its tool call is running
-    return agent.session.id
-  }
+  const cut = (): Promise<string> => cutOffMidTurn(new JsonlStore({ dir }))
   const orphaned = await cut()
   const interrupted = await cut()
   const later = createHarness({ store: new JsonlStore({ dir }), adapters: [scriptedAdapter({ script: [] })] })

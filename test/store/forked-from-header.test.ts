@@ -1,25 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Session } from '../../src/index.js'
-import { STORE_KINDS, type StoreKit } from './store-kits.js'
+import { STORE_KINDS, useStoreKit } from './store-kits.js'
 
 // A rerun's session names the recorded session it reran in its header (issue 25). Every store must give the
 // field back on read and in its listing, or `sessions` and `inspect` cannot say "rerun of …".
 describe.each(STORE_KINDS)('a rerun header (forkedFrom) in $name', (kind) => {
-  let kit: StoreKit
-  beforeAll(async () => {
-    await kind.setup?.()
-  })
-  afterAll(async () => {
-    await kind.teardown?.()
-  })
-  beforeEach(() => {
-    kit = kind.make()
-  })
-  afterEach(async () => {
-    await kit.cleanup()
-  })
+  const currentKit = useStoreKit(kind)
 
   it('survives a reload by another instance and shows in list()', async () => {
+    const kit = currentKit()
     const seed = new Session({ id: 'orig' })
     seed.append('session/title', { title: 'seeded' })
     const header = { version: 1, id: 'rerun-1', createdAt: 1_700_000_000_000, cwd: '/w', parentSession: 'orig', forkedFrom: 'orig', seedLength: 1 }
@@ -32,6 +21,7 @@ describe.each(STORE_KINDS)('a rerun header (forkedFrom) in $name', (kind) => {
   })
 
   it('a plain fork has no forkedFrom', async () => {
+    const kit = currentKit()
     const header = { version: 1, id: 'fork-1', createdAt: 1_700_000_000_000, parentSession: 'orig', seedLength: 0 }
     const writer = await kit.store.create(header, [])
     await writer.close()

@@ -1,39 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import { createHarness, defineTool, JsonlStore, scriptedAdapter, type SessionStore } from '../../src/index.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createHarness, JsonlStore, scriptedAdapter, type SessionStore } from '../../src/index.js'
+import { cutOffMidTurn } from '../support/cut-off-turn.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
 import { PostgresStore } from '../../src/store/postgres.js'
-import { STORE_KINDS, type StoreKit } from './store-kits.js'
+import { STORE_KINDS, useStoreKit, type StoreKit } from './store-kits.js'
 
 // Issue 24, point 4: `store.list()` says which sessions are quarantined (`status: 'quarantined'` with the
 // logged reason), on every store, from the log's quarantine marks; a forced resume lifts it.
 
-/** Starts a turn whose tool never returns, then "dies" (closes the store under it): the log ends inside the turn. */
-async function cutOff(store: SessionStore, id: string): Promise<void> {
-  let started: () => void = () => {}
-  const running = new Promise<void>((resolve) => (started = resolve))
-  const stuck = defineTool({
-    name: 'stuck',
-    description: 'Never returns',
-    parameters: z.object({}),
-    execute: () => {
-      started()
-      return new Promise<string>(() => {})
-    },
-  })
-  const model = scriptedAdapter({ script: [{ toolCalls: [{ name: 'stuck', arguments: {} }] }], models: { m1: { contextWindow: 100_000 } } })
-  const crashed = createHarness({ store, adapters: [model], tools: [stuck], onListenerError: () => {} })
-  const agent = await crashed.createAgent({ provider: 'scripted', model: 'm1', sessionId: id })
-  agent.followup('run the stuck tool')
-  await running
-  await store.close()
-}
-
 /** Cuts a session off and resumes it with `quarantineAfter: 1`, which quarantines it. */
 async function quarantine(kit: StoreKit, id: string): Promise<void> {
-  await cutOff(kit.store, id)
+  await cutOffMidTurn(kit.store, id)
   const later = createHarness({ store: kit.another(), adapters: [scriptedAdapter({ script: [] })] })
   await expect(later.resumeAgent(id, { quarantineAfter: 1 })).rejects.toMatchObject({ code: 'SESSION_QUARANTINED' })
   await later.close()
@@ -44,21 +23,10 @@ async function rowOf(store: SessionStore, id: string): Promise<Record<string, un
 }
 
 describe.each(STORE_KINDS)('DURABLE-QUARANTINE in the listing: $name', (kind) => {
-  let kit: StoreKit
-  beforeAll(async () => {
-    await kind.setup?.()
-  })
-  afterAll(async () => {
-    await kind.teardown?.()
-  })
-  beforeEach(() => {
-    kit = kind.make()
-  })
-  afterEach(async () => {
-    await kit.cleanup()
-  })
+  const currentKit = useStoreKit(kind)
 
   it("lists a quarantined session with status 'quarantined' and its reason; a forced resume clears it", async () => {
+    const kit = currentKit()
     await quarantine(kit, 'poisoned')
     const healthy = await kit.another().create({ version: 1, id: 'healthy', createdAt: Date.now(), cwd: '/w' })
     await healthy.close()

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MemoryStore, type SessionStore } from '../../src/index.js'
@@ -86,5 +87,30 @@ function onDisk(prefix: string, open: (root: string) => SessionStore): StoreKit 
       await Promise.allSettled(opened.map((s) => s.close()))
       rmSync(root, { recursive: true, force: true })
     },
+  }
+}
+
+/**
+ * Registers the per-file setup/teardown of `kind` and a fresh kit per test (cleaned up after it), for use
+ * inside a `describe.each(STORE_KINDS)` body; returns the current test's kit.
+ */
+export function useStoreKit(kind: StoreKind): () => StoreKit {
+  let kit: StoreKit | undefined
+  beforeAll(async () => {
+    await kind.setup?.()
+  })
+  afterAll(async () => {
+    await kind.teardown?.()
+  })
+  beforeEach(() => {
+    kit = kind.make()
+  })
+  afterEach(async () => {
+    await kit?.cleanup()
+    kit = undefined
+  })
+  return () => {
+    if (kit === undefined) throw new Error('useStoreKit: no kit outside a test')
+    return kit
   }
 }
