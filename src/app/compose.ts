@@ -92,8 +92,8 @@ export interface Composition {
 
 /**
  * The one composition of ledgerloop's entry points: the built-in tools on the root (sandbox, network and
- * `bashEnv` included) plus MCP tools; the retry, permission (answered as `approvals` says), turn-budget, cost-budget (with a cap) and
- * compaction plugins, telemetry, and the request settings of the config (reasoning effort, output cap); the
+ * `bashEnv` included) plus MCP tools; the retry, permission (answered as `approvals` says), turn-budget,
+ * cost-budget (enforcing `--max-cost`, or a session's own recorded cap) and compaction plugins, telemetry, and the request settings of the config (reasoning effort, output cap); the
  * persona with the project instructions. Flags and config keys therefore mean the same thing everywhere.
  * @throws UsageError when the tool root, the permission rules or the budget are not usable
  */
@@ -120,7 +120,7 @@ export function compose(request: CompositionRequest): Composition {
     retryPlugin(config.retry),
     ...(permissions !== undefined ? [permissions] : []),
     budget,
-    ...(cost !== undefined ? [cost] : []),
+    cost,
     compactionPlugin(),
     ...(extensions?.plugins ?? []),
     ...(Object.keys(settings).length > 0 ? [requestSettingsPlugin(settings)] : []),
@@ -171,10 +171,11 @@ export function composeHarness(request: CompositionRequest & { readonly store: S
 /**
  * The cost budget of `--max-cost` / `maxCostUsd`, priced by the config file's `pricing` overrides (by
  * `provider/model`, then by model) and a configured provider's model table; the plugin itself falls back to
- * each adapter's published prices (the built-in DeepSeek table). None without a cap.
+ * each adapter's published prices (the built-in DeepSeek table). Installed without a cap too: a session created
+ * with its own cap (`POST /api/sessions` with `maxCostUsd`) is held to it by `run`/`chat --session` as well,
+ * and a budget with nothing to enforce only reads the log.
  */
-function costBudgetOf(config: EffectiveConfig): Plugin<HookRegistrar<LedgerHooks>> | undefined {
-  if (config.maxCostUsd === undefined) return undefined
+function costBudgetOf(config: EffectiveConfig): Plugin<HookRegistrar<LedgerHooks>> {
   const pricing = (provider: string, model: string): ModelPricing | undefined => {
     const override = config.pricing[`${provider}/${model}`] ?? config.pricing[model]
     if (override !== undefined) return override
@@ -182,7 +183,7 @@ function costBudgetOf(config: EffectiveConfig): Plugin<HookRegistrar<LedgerHooks
     return table !== undefined && Object.hasOwn(table, model) ? table[model]?.pricing : undefined
   }
   try {
-    return costBudgetPlugin({ maxUsd: config.maxCostUsd, pricing })
+    return costBudgetPlugin({ ...(config.maxCostUsd !== undefined ? { maxUsd: config.maxCostUsd } : {}), pricing })
   } catch (error) {
     throw new UsageError((error as Error).message)
   }

@@ -29,7 +29,7 @@ describe('one composition for every entry point', () => {
   it('installs the same plugins, tools and request settings through run, chat, serve and worker', () => {
     const run = composed.run as Composition
     expect([...run.installed.plugins].sort()).toEqual(
-      ['ledgerloop/compaction', 'ledgerloop/permission', 'ledgerloop/request-settings', 'ledgerloop/retry', 'ledgerloop/turn-budget'].sort(),
+      ['ledgerloop/compaction', 'ledgerloop/cost-budget', 'ledgerloop/permission', 'ledgerloop/request-settings', 'ledgerloop/retry', 'ledgerloop/turn-budget'].sort(),
     )
     expect(run.installed.tools).toContain('bash')
     expect(run.installed.requestSettings).toEqual({ reasoningEffort: 'high', maxTokens: 1234 })
@@ -70,13 +70,13 @@ describe('the cost cap in the composition', () => {
     worker: { kind: 'yes' },
   }
 
-  it('installs the cost budget under run, chat, serve and worker when --max-cost is set, and not without it', () => {
+  it('installs the cost budget under run, chat, serve and worker, with --max-cost and without it (a session may carry its own cap)', () => {
     const capped = resolveConfig(configFlagsOf({ root, maxCost: 0.5 }), { LEDGERLOOP_HOME: home }, root)
     const uncapped = resolveConfig(configFlagsOf({ root }), { LEDGERLOOP_HOME: home }, root)
     expect(capped.maxCostUsd).toBe(0.5)
     for (const [name, approvals] of Object.entries(approvalsOf)) {
       expect(compose({ config: capped, route, root, sandbox: 'off', approvals }).installed.plugins, name).toContain('ledgerloop/cost-budget')
-      expect(compose({ config: uncapped, route, root, sandbox: 'off', approvals }).installed.plugins, name).not.toContain('ledgerloop/cost-budget')
+      expect(compose({ config: uncapped, route, root, sandbox: 'off', approvals }).installed.plugins, name).toContain('ledgerloop/cost-budget')
     }
   })
 

@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { createHarness, JsonlStore, scriptedAdapter } from '../../src/index.js'
+import { COST_CAP_EVENT, type CostBudgetCapData } from '../../src/views/cost-cap.js'
 import { cliEnv, ensureBuilt, runCli, tempHome } from './cli-process.js'
 
 beforeAll(() => ensureBuilt(), 120_000)
@@ -54,6 +56,22 @@ describe('run --max-cost', () => {
     const inspect = await runCli(['inspect', id], { env: cliEnv(home) })
     expect(inspect.stdout).toContain('cost cap: spent $0.000000 of $0.1500 cap (4 unpriced)')
     expect(inspect.stdout).toContain('⚠ cost budget: no price for scripted/scripted: its requests do not count against the cap')
+  }, 60_000)
+
+  it("holds run --session to the session's own cap (POST /api/sessions maxCostUsd) without --max-cost", async () => {
+    const { home, script } = demo(true)
+    // A session created with its own cap, as serve records it: the cap is in the log, not in a flag.
+    const store = new JsonlStore({ dir: join(home, 'sessions') })
+    const harness = createHarness({ store, adapters: [scriptedAdapter({ script: [] })] })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'scripted' })
+    const own: CostBudgetCapData = { maxUsd: 0.15, per: 'session', origin: 'session' }
+    agent.session.append(COST_CAP_EVENT, own, { ignorable: true })
+    await harness.close()
+    const run = await runCli(['run', '--yes', '--session', agent.id, '--script', script, 'go'], { env: cliEnv(home) })
+    expect(run.stdout).toContain('⛔ cost budget: $0.2 spent of $0.15; no further request is sent')
+    expect(run.code).toBe(1)
+    const inspected = JSON.parse((await runCli(['inspect', agent.id, '--json'], { env: cliEnv(home) })).stdout) as { costCap?: unknown }
+    expect(inspected.costCap).toMatchObject({ maxUsd: 0.15, origin: 'session', spentUsd: 0.2, stoppedTurns: [1] })
   }, 60_000)
 
   it('refuses a negative, zero or non-numeric cap with exit code 2', async () => {
