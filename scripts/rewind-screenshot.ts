@@ -25,11 +25,13 @@ try {
   }
   await turn2.locator('.turn-file[data-path="sub/new.txt"] .diff-lines').waitFor()
   // The conversation scrolls in its own box: bring turn 2's files to its top (the window itself stays put).
-  const show = (selector: string): Promise<void> =>
-    page.locator(selector).first().evaluate((el) => {
-      const box = el.closest('.conversation') as HTMLElement
+  const show = async (selector: string): Promise<void> => {
+    await page.evaluate(`(() => {
+      const el = document.querySelector(${JSON.stringify(selector)})
+      const box = el.closest('.conversation')
       box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top - 60
-    })
+    })()`)
+  }
   await show('.chat-turn[data-turn="2"] .turn-files')
   await page.waitForTimeout(300)
   await page.screenshot({ path: join(docs, 'serve-file-changes.png') })

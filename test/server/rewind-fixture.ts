@@ -22,7 +22,8 @@ export const BINARY = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
 /** The workspace files the script touches. */
 export const FILES = ['a.txt', 'b.txt', 'c.bin', 'sub/new.txt'] as const
 
-function rewindScript(request: GenerateOptions): ScriptStep {
+/** The scripted model of these tests (see above). */
+export function rewindScript(request: GenerateOptions): ScriptStep {
   const last = request.messages[request.messages.length - 1]
   if (last?.content.at(-1)?.type === 'tool-result') return { text: 'files changed' }
   const text = lastText(request)

@@ -64,7 +64,7 @@ describe.skipIf(browserNeeded.skip)('REWIND-PAGE: file changes and rewind on the
     expect(await bDiff.locator('.diff-add').allInnerTexts()).toEqual(['+BRAVO'])
     expect(await bDiff.locator('.diff-ctx').allInnerTexts()).toEqual([' charlie'])
     expect(await turn2.locator('.turn-file[data-path="b.txt"] .turn-file-head').innerText()).toMatch(/\+1\s+−1/)
-    const colours = await bDiff.evaluate((el) => ['.diff-add', '.diff-del', '.diff-ctx'].map((s) => getComputedStyle(el.querySelector(s) as Element).backgroundColor))
+    const colours = (await page.evaluate(`['add', 'del', 'ctx'].map((k) => getComputedStyle(document.querySelector('.chat-turn[data-turn="2"] .turn-file[data-path="b.txt"] .diff-' + k)).backgroundColor)`)) as string[]
     expect(new Set(colours).size).toBe(3)
 
     await turn2.locator('.turn-file[data-path="sub/new.txt"] .turn-file-head').click()
