@@ -133,7 +133,10 @@ function byPath(a: OpenPath, b: OpenPath): number {
 }
 
 function pathChange(open: OpenPath): TurnPathChange {
-  const change: PathChangeKind = open.before === open.after && !open.untracked ? 'unchanged' : open.before === null ? 'created' : open.after === null ? 'deleted' : 'modified'
+  // An untracked side has no hash either (null): with both sides null, whether the file was created, deleted or
+  // rewritten is not known, only that it changed.
+  const unknown = open.untracked && open.before === null && open.after === null
+  const change: PathChangeKind = unknown ? 'modified' : open.before === open.after && !open.untracked ? 'unchanged' : open.before === null ? 'created' : open.after === null ? 'deleted' : 'modified'
   return { path: open.path, root: open.root, change, before: open.before, after: open.after, calls: open.calls, ...(open.untracked ? { untracked: true as const } : {}) }
 }
 
