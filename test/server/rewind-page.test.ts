@@ -99,6 +99,8 @@ describe.skipIf(browserNeeded.skip)('REWIND-PAGE: file changes and rewind on the
     await page.keyboard.press('Escape')
     await panel.waitFor({ state: 'detached' })
     expect(f.hashes()).not.toEqual(afterOne)
+    // The focus is back on the button, so the keyboard goes on from where it was.
+    await turn1.locator('.rewind-here:focus').waitFor()
 
     await turn1.locator('.rewind-here').click()
     await panel.locator('.rewind-confirm').click()

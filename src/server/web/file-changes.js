@@ -121,8 +121,14 @@ export function RewindToHere({ sessionId, turn, laterFiles, disabled }) {
   const [result, setResult] = useState(undefined)
   const [problem, setProblem] = useState(undefined)
   // The button to press next gets the focus when the panel changes stage (Enter confirms, Escape closes).
+  // Closing the panel gives it back to "Rewind to here" (never on first showing the button: that would take the
+  // focus from wherever the reader is).
   const next = useRef(null)
-  useEffect(() => next.current?.focus(), [stage])
+  const opened = useRef(false)
+  useEffect(() => {
+    if (stage !== 'idle') opened.current = true
+    if (opened.current) next.current?.focus()
+  }, [stage])
   useEffect(() => {
     setStage('idle')
     setResult(undefined)
@@ -151,7 +157,7 @@ export function RewindToHere({ sessionId, turn, laterFiles, disabled }) {
     }
   }
   if (stage === 'idle') {
-    return html`<div class="rewind-row"><button class="rewind-here" disabled=${disabled} title=${disabled ? 'the session is running a turn' : `put the files back as they were at the end of turn ${turn} and continue from there in a fork`} onClick=${() => setStage('confirm')}>Rewind to here</button></div>`
+    return html`<div class="rewind-row"><button class="rewind-here" ref=${next} disabled=${disabled} title=${disabled ? 'the session is running a turn' : `put the files back as they were at the end of turn ${turn} and continue from there in a fork`} onClick=${() => setStage('confirm')}>Rewind to here</button></div>`
   }
   return html`
     <div class="rewind-panel" role="dialog" aria-label=${`rewind to turn ${turn}`} onKeyDown=${onKeyDown}>
