@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { JsonlStore } from '../../src/index.js'
+import { SqliteStore } from '../../src/store/sqlite.js'
 import { verifySessionLog } from '../../src/session/verify.js'
 import { BINARY, startRewindServe, type RewindServe } from './rewind-fixture.js'
 
@@ -211,5 +212,28 @@ describe('REWIND-API: POST /api/sessions/:id/rewind', () => {
     }
     // Released: the same request rewinds it.
     await answer<Rewound>(await f.post(`/api/sessions/held-${id}/rewind`, { toTurn: 1 }), 'post', '/api/sessions/{id}/rewind', 200)
+  })
+})
+
+describe('REWIND-API on SQLite', () => {
+  it('rewinds to turn 1 with the checkpoints in the database: exact bytes back, a conflict left, force restores it', async () => {
+    const g = await startRewindServe((dir) => new SqliteStore({ path: join(dir, 'sessions.db') }))
+    try {
+      let afterOne: Record<string, string | null> = {}
+      const id = await g.session(['one', 'two', 'three'], (turn) => {
+        if (turn === 1) afterOne = g.hashes()
+      })
+      const two = (await (await g.api(`/api/sessions/${id}/file-changes/2`)).json()) as { files: Diff[] }
+      expect(lines(two.files.find((file) => file.path === 'b.txt'))).toEqual(['-bravo', '+BRAVO', ' charlie'])
+      writeFileSync(join(g.root, 'a.txt'), 'by hand\n')
+      const first = (await (await g.post(`/api/sessions/${id}/rewind`, { toTurn: 1 })).json()) as Rewound
+      expect(first).toMatchObject({ restored: ['b.txt', 'c.bin'], deleted: ['sub/new.txt'], conflicts: [{ path: 'a.txt' }] })
+      const forced = (await (await g.post(`/api/sessions/${id}/rewind`, { toTurn: 1, force: true })).json()) as Rewound
+      expect(forced).toMatchObject({ restored: ['a.txt'], deleted: [], conflicts: [] })
+      expect(g.hashes()).toEqual(afterOne)
+      expect(((await (await g.api(`/api/sessions/${forced.sessionId}`)).json()) as { turns: number }).turns).toBe(1)
+    } finally {
+      await g.close()
+    }
   })
 })

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { JsonlStore, scriptedAdapter, type ScriptStep } from '../../src/index.js'
+import { JsonlStore, scriptedAdapter, type ScriptStep, type SessionStore } from '../../src/index.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
 import { builtinTools } from '../../src/tools/builtin/index.js'
 import { createLedgerServer, type LedgerServer } from '../../src/server/index.js'
@@ -52,7 +52,7 @@ export function rewindScript(request: GenerateOptions): ScriptStep {
 export interface RewindServe {
   readonly server: LedgerServer
   readonly base: string
-  readonly store: JsonlStore
+  readonly store: SessionStore
   /** The store's folder. */
   readonly dir: string
   /** The workspace the file tools work in. */
@@ -70,11 +70,14 @@ export interface RewindServe {
   close(): Promise<void>
 }
 
-/** Starts the server (token {@link TOKEN}, a free port) over fresh folders. */
-export async function startRewindServe(): Promise<RewindServe> {
+/**
+ * Starts the server (token {@link TOKEN}, a free port) over fresh folders; the store is a JSONL one in
+ * {@link RewindServe.dir} unless `storeIn` makes another there.
+ */
+export async function startRewindServe(storeIn?: (dir: string) => SessionStore): Promise<RewindServe> {
   const dir = mkdtempSync(join(tmpdir(), 'll-rewind-serve-'))
   const root = mkdtempSync(join(tmpdir(), 'll-rewind-root-'))
-  const store = new JsonlStore({ dir })
+  const store = storeIn?.(dir) ?? new JsonlStore({ dir })
   const server = await createLedgerServer({
     store,
     agents: {
