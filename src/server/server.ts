@@ -12,6 +12,7 @@ import { clientErrorResponse, errorAnswer, errorBody, notFound } from './http-er
 import { LocalSessionHost, type LocalSessionHostOptions } from './local-session-host.js'
 import { loadPageFiles } from './page-files.js'
 import { createValidatorCompiler } from './request-validation.js'
+import { localRewinder, registerRewindRoutes } from './rewind-routes.js'
 import { SessionDirectory } from './session-directory.js'
 import type { SessionEventFeed, SessionInputPort } from './session-ports.js'
 import type { PricingCatalogue } from '../views/cost.js'
@@ -213,6 +214,13 @@ export async function createLedgerServer(options: LedgerServerOptions): Promise<
     ...(options.pricing !== undefined ? { pricing: options.pricing } : {}),
     // The tool root of the sessions run here (LocalSessionHost's default is the current folder, too).
     ...(options.sessions === undefined ? { toolRoot: options.agents?.cwd ?? process.cwd() } : {}),
+  })
+  registerRewindRoutes(app, {
+    input,
+    feed,
+    blobs: options.store.checkpointBlobs,
+    // Files can only be put back where the sessions run: in this process (a fleet's run on its workers).
+    ...(input instanceof LocalSessionHost ? { rewinder: localRewinder(input, options.store) } : {}),
   })
   app.get('/api/openapi.json', { schema: { summary: 'This document', tags: ['meta'], response: answers({ 200: openapiSchema }, [401, 403, 500, 503]) } }, async () => app.swagger())
 

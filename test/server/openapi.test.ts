@@ -308,11 +308,30 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     await get(`/api/compare?a=${id}&b=no-such-session`, 404)
   })
 
+  it('file changes and rewind: the per-turn list, a turn\'s diffs, a rewind answering its fork', async () => {
+    // The scripted tools here change no files: the routes answer empty lists (test/server/rewind-api.test.ts has
+    // a workspace that changes, checked against this same document).
+    const id = await created()
+    await post(`/api/sessions/${id}/followup`, { text: 'echo one' }, 202)
+    await settled(id, 1)
+    await post(`/api/sessions/${id}/followup`, { text: 'hello' }, 202)
+    await settled(id, 2)
+    expect(await get(`/api/sessions/${id}/file-changes`, 200)).toEqual({ turns: [], restores: [] })
+    await get('/api/sessions/no-such-session/file-changes', 404)
+    expect(await get(`/api/sessions/${id}/file-changes/1`, 200)).toEqual({ turn: 1, files: [] })
+    await get(`/api/sessions/${id}/file-changes/3`, 404)
+    await get(`/api/sessions/${id}/file-changes/1?maxBytes=-1`, 400)
+    expect(await post(`/api/sessions/${id}/rewind`, { toTurn: 1 }, 200)).toMatchObject({ from: id, forked: true, restored: [], deleted: [], conflicts: [] })
+    await post(`/api/sessions/${id}/rewind`, { toTurn: 5 }, 400)
+    await post(`/api/sessions/${id}/rewind`, {}, 400)
+    await post('/api/sessions/no-such-session/rewind', { toTurn: 1 }, 404)
+  })
+
   it('the document itself, and the errors every route shares: 401 without a token, 403 from a foreign origin', async () => {
     await get('/api/openapi.json', 200)
     for (const operation of operations()) {
       const [method = 'GET', template = ''] = operation.split(' ')
-      const path = template.replace('{id}', 'some-session').replace('{callId}', 'c1').replace('{n}', '1')
+      const path = template.replace('{id}', 'some-session').replace('{callId}', 'c1').replace('{n}', '1').replace('{turn}', '1')
       const init: RequestInit = { method, ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) }
       const anonymous = await fetch(`${f.base}${path}`, init)
       expect(anonymous.status, operation).toBe(401)

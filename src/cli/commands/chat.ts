@@ -21,13 +21,14 @@ import { isSubagentSession } from '../../views/child-sessions.js'
 import { announce, endpointOption, openAgent, outputMode, removeScratch, reportInterrupted, reportTurnEnd, routeLine } from './run.js'
 import { addAgentOptions, prepareRun, type AgentFlags } from './agent-options.js'
 import { attachChat } from '../attach.js'
-import { undoInChat } from './rewind.js'
+import { parseUndoArgument, undoInChat, type ChatUndoRecord } from './rewind.js'
 
 const HELP = [
   'Type a message and press Enter. End a line with \\ to continue it, or wrap several lines in """ … """.',
   '/cancel          cancel the running turn (Ctrl-C does the same; a second Ctrl-C quits)',
   '/fork            continue in a copy of this session (the original stays as it is)',
-  '/undo            undo the last turn: its file changes and the conversation (continues in a fork)',
+  '/undo [--force]  undo the last turn: its file changes and the conversation (continues in a fork);',
+  '                 --force also restores files changed outside the agent (right after an undo that left conflicts: redoes it)',
   '/compact         summarise the older history now (the recent turns stay as they are)',
   '/model [name]    show or switch the model for the next requests',
   '/sessions        list the 20 most recent sessions',
@@ -57,6 +58,7 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
   if (terminal) rl.on('history', (entries: string[]) => saveHistory(home, entries))
 
   let agent: Agent | undefined
+  let lastUndo: ChatUndoRecord | undefined
   let running = false
   let output: SessionOutput | undefined
   const input = new LineInput(rl, (line) => {
@@ -182,8 +184,14 @@ export async function chatCommand(flags: AgentFlags): Promise<number> {
           agent = await harness.resumeAgent(child, { provider: prepared.route.provider, model, cwd: prepared.root })
           notice(`forked ${parent} → ${child}; you are now in the fork`)
         } else if (command === '/undo') {
-          const undone = await undoInChat(harness, agent, { provider: prepared.route.provider, model, cwd: prepared.root })
+          const parsed = parseUndoArgument(arg)
+          if ('usage' in parsed) {
+            notice(parsed.usage)
+            continue
+          }
+          const undone = await undoInChat(harness, agent, { provider: prepared.route.provider, model, cwd: prepared.root }, { force: parsed.force, ...(lastUndo !== undefined ? { previous: lastUndo } : {}) })
           agent = undone.agent
+          if (undone.record !== undefined) lastUndo = undone.record
           notice(undone.notice)
         } else notice(`unknown command ${command}; /help lists them`)
         continue

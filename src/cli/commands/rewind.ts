@@ -61,36 +61,77 @@ export function registerRewind(program: Command, exit: { code: number }): void {
     })
 }
 
+/** The last `/undo` of a chat, remembered so `/undo --force` right after one that left conflicts can redo it. */
+export interface ChatUndoRecord {
+  /** The session that was rewound. */
+  readonly from: string
+  readonly toTurn: number
+  /** The session the chat went on in (undefined: the next message starts a new one). */
+  readonly landedIn: string | undefined
+  /** Whether it left paths as conflicts. */
+  readonly conflicts: boolean
+}
+
 /** What `/undo` in chat did: the agent to go on with (undefined: the next message starts a new session) and what to say. */
 export interface ChatUndo {
   readonly agent: Agent | undefined
   readonly notice: string
+  /** The undo that ran, for a later `/undo --force` (undefined: nothing was rewound). */
+  readonly record?: ChatUndoRecord
+}
+
+/** Options of {@link undoInChat}. */
+export interface ChatUndoOptions {
+  /** `/undo --force`: restore paths changed outside the agent too. */
+  readonly force?: boolean
+  /** The chat's last undo: when it left conflicts and the chat is still where it landed, `force` redoes it. */
+  readonly previous?: ChatUndoRecord
+}
+
+/** The words after `/undo`: none or `--force`; anything else is a usage message. */
+export function parseUndoArgument(arg: string): { readonly force: boolean } | { readonly usage: string } {
+  const words = arg.split(/\s+/).filter((word) => word !== '')
+  if (words.length === 0) return { force: false }
+  if (words.length === 1 && words[0] === '--force') return { force: true }
+  return { usage: `usage: /undo [--force] (got ${JSON.stringify(arg)})` }
 }
 
 /**
  * `/undo` in chat: rewinds the live, idle `agent`'s last ended turn — its file changes and the conversation —
  * and continues in the fork (resumed with `resume`). Undoing the only turn restores the files and leaves the
- * next message to start a new session, as a conversation forked before its first turn would be empty.
+ * next message to start a new session, as a conversation forked before its first turn would be empty. With
+ * `force`, paths changed outside the agent are restored too; and right after an undo that left such conflicts
+ * (nothing sent since), `/undo --force` redoes that same undo with force instead of undoing one more turn.
  */
-export async function undoInChat(harness: Harness, agent: Agent | undefined, resume: Partial<AgentOptions>): Promise<ChatUndo> {
-  const last = agent === undefined ? undefined : lastEndedTurn(agent.session.events)
-  if (agent === undefined || last === undefined) return { agent, notice: 'nothing to undo yet' }
+export async function undoInChat(harness: Harness, agent: Agent | undefined, resume: Partial<AgentOptions>, options: ChatUndoOptions = {}): Promise<ChatUndo> {
+  const force = options.force === true
+  const previous = options.previous
+  const redo = force && previous !== undefined && previous.conflicts && previous.landedIn === agent?.id && (agent === undefined ? true : lastEndedTurn(agent.session.events) === previous.toTurn)
+  const from = redo ? previous.from : agent?.id
+  const last = redo ? previous.toTurn + 1 : agent === undefined ? undefined : lastEndedTurn(agent.session.events)
+  if (from === undefined || last === undefined) return { agent, notice: 'nothing to undo yet' }
+  const toTurn = last - 1
   let result: RewindResult
   try {
-    result = await harness.rewind(agent.id, last === 1 ? { toTurn: 0, conversation: false } : { toTurn: last - 1 })
+    result = await harness.rewind(from, toTurn === 0 ? { toTurn: 0, conversation: false, force } : { toTurn, force })
   } catch (error) {
     // Nothing was disposed: the chat goes on in the same session.
     return { agent, notice: `could not undo: ${error instanceof Error ? error.message : String(error)}` }
   }
-  if (last === 1) {
-    await agent.dispose()
-    return { agent: undefined, notice: `${describeRewind(agent.id, result).trimEnd()}\nthe next message starts a new session` }
+  await agent?.dispose()
+  const what = `${redo ? `redid the undo of turn ${last} with --force` : `undid turn ${last}`}: ${describeUndo(from, result)}`
+  if (toTurn === 0) {
+    return { agent: undefined, notice: `${what}\nthe next message starts a new session`, record: { from, toTurn, landedIn: undefined, conflicts: result.conflicts.length > 0 } }
   }
-  await agent.dispose()
   const fork = await harness.resumeAgent(result.sessionId, resume)
-  return { agent: fork, notice: `undid turn ${last}: ${describeRewind(agent.id, result).trimEnd()}` }
+  return { agent: fork, notice: what, record: { from, toTurn, landedIn: fork.id, conflicts: result.conflicts.length > 0 } }
 }
 
+// describeRewind's report, with chat's own way to force (the CLI's hint names --force on `ledgerloop rewind`).
+function describeUndo(from: string, result: RewindResult): string {
+  const text = describeRewind(from, result).trimEnd()
+  return result.conflicts.length > 0 ? text.replace(/run again with --force to restore them too$/, 'type /undo --force to redo this undo restoring them too') : text
+}
 function lastEndedTurn(events: readonly SessionEvent[]): number | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i] as SessionEvent

@@ -7,6 +7,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { get } from './api.js'
 import { duration, tone } from './figures.js'
 import { prettyJson } from './json-text.js'
+import { RestoreNote, RewindToHere, TurnFiles, useFileChanges } from './file-changes.js'
 
 function Prompt({ item }) {
   return html`
@@ -105,7 +106,7 @@ function TurnEnd({ turn }) {
   return html`<div class=${`chat-item chat-end ${tone(turn.status)}`}><span class=${`reason ${tone(turn.status)}`}>${turn.detail}</span>${note !== undefined ? html`<div class="chat-hint">${note}</div>` : ''}</div>`
 }
 
-function Turn({ turn, waiting, live, orphaned, openTools }) {
+function Turn({ turn, waiting, live, orphaned, openTools, sessionId, files }) {
   return html`
     <section class="chat-turn" data-turn=${turn.turn} data-status=${turn.status}>
       <div class="chat-turn-head">
@@ -133,6 +134,9 @@ function Turn({ turn, waiting, live, orphaned, openTools }) {
         ? html`<div class="chat-item chat-answer streaming"><div class="chat-who">Assistant <span class="chat-note">streaming</span></div>${live.reasoning !== '' ? html`<details class="chat-reasoning"><summary>Reasoning</summary><div class="chat-text reasoning-text">${live.reasoning}</div></details>` : ''}<div class="chat-text answer-text">${live.text}</div></div>`
         : ''}
       <${TurnEnd} turn=${turn} />
+      <${TurnFiles} sessionId=${sessionId} changes=${files.changes} />
+      ${files.rewind !== undefined ? html`<${RewindToHere} sessionId=${sessionId} turn=${turn.turn} laterFiles=${files.rewind.laterFiles} disabled=${files.rewind.disabled} />` : ''}
+      ${files.restores.map((r) => html`<${RestoreNote} key=${r.seq} restore=${r} />`)}
     </section>
   `
 }
@@ -144,6 +148,7 @@ function Turn({ turn, waiting, live, orphaned, openTools }) {
 export function ConversationView({ sessionId, version, approvals, live, status }) {
   const [conversation, setConversation] = useState(undefined)
   const [error, setError] = useState(undefined)
+  const fileChanges = useFileChanges(sessionId, version)
   const box = useRef(null)
   // Like a chat: it opens at the latest turn and follows new output, unless the reader scrolled up to read.
   const pinned = useRef(true)
@@ -165,6 +170,7 @@ export function ConversationView({ sessionId, version, approvals, live, status }
   const waiting = new Set(approvals.map((a) => a.callId))
   let tools = 0
   for (const turn of conversation.turns) for (const item of turn.items) if (item.kind === 'tool') tools++
+  const files = turnFiles(conversation.turns, fileChanges, status)
   return html`
     <div
       class="conversation"
@@ -176,7 +182,26 @@ export function ConversationView({ sessionId, version, approvals, live, status }
         pinned.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 24
       }}
     >
-      ${conversation.turns.length === 0 ? html`<p class="muted empty">No turns yet: send a message below.</p>` : conversation.turns.map((turn) => html`<${Turn} key=${turn.startSeq} turn=${turn} waiting=${waiting} live=${live} orphaned=${status === 'stored'} openTools=${tools <= OPEN_TOOLS_UP_TO} />`)}
+      ${conversation.turns.length === 0 ? html`<p class="muted empty">No turns yet: send a message below.</p>` : conversation.turns.map((turn) => html`<${Turn} key=${turn.startSeq} turn=${turn} waiting=${waiting} live=${live} orphaned=${status === 'stored'} openTools=${tools <= OPEN_TOOLS_UP_TO} sessionId=${sessionId} files=${files.get(turn.startSeq)} />`)}
     </div>
   `
+}
+
+// Per turn (by its start seq): its file changes, the rewinds logged after it, and "Rewind to here" — on every
+// ended turn but the last (rewinding to the last one would change nothing), disabled while a turn runs.
+function turnFiles(turns, { byTurn, restores }, status) {
+  const last = turns.findLast((t) => t.status !== 'open')?.turn
+  const running = status === 'running' || status === 'awaiting-approval'
+  const out = new Map()
+  for (const turn of turns) {
+    const later = new Set()
+    for (const [n, changes] of byTurn) if (n > turn.turn) for (const file of changes.files) later.add(`${file.root}\0${file.path}`)
+    const rewindable = turn.status !== 'open' && last !== undefined && turn.turn < last
+    out.set(turn.startSeq, {
+      changes: byTurn.get(turn.turn),
+      restores: restores.filter((r) => r.afterTurn === turn.turn),
+      ...(rewindable ? { rewind: { laterFiles: later.size, disabled: running } } : {}),
+    })
+  }
+  return out
 }
