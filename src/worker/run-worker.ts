@@ -14,7 +14,10 @@ export interface WorkerOptions extends Omit<HarnessOptions, 'store'> {
   readonly provider?: string
   /** Model for a session that has no recorded request yet. */
   readonly model?: string
-  /** Release a session after this long without input or a running turn (default 2000 ms). */
+  /**
+   * Release a session after this long without input or a running turn (default 2000 ms). An idle session holds no
+   * slot: when a claim needs one, the longest idle session is released at once instead.
+   */
   readonly idleGraceMs?: number
   /** Look for claimable sessions and read owned inboxes at least this often (default 1000 ms): NOTIFY's fallback. */
   readonly pollMs?: number
