@@ -2,6 +2,7 @@ import { createHarness, type HarnessOptions } from '../harness/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
 import { SessionTask, type WorkerEvent } from './session-task.js'
+import { SlotBook } from './slots.js'
 
 /** Options of {@link runWorker}: the harness a worker builds (adapters, tools, plugins, …) plus its own. */
 export interface WorkerOptions extends Omit<HarnessOptions, 'store'> {
@@ -13,7 +14,10 @@ export interface WorkerOptions extends Omit<HarnessOptions, 'store'> {
   readonly provider?: string
   /** Model for a session that has no recorded request yet. */
   readonly model?: string
-  /** Release a session after this long without input or a running turn (default 2000 ms). */
+  /**
+   * Release a session after this long without input or a running turn (default 2000 ms). An idle session holds no
+   * slot: when a claim needs one, the longest idle session is released at once instead.
+   */
   readonly idleGraceMs?: number
   /** Look for claimable sessions and read owned inboxes at least this often (default 1000 ms): NOTIFY's fallback. */
   readonly pollMs?: number
@@ -73,6 +77,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     else if (event.type === 'error') summary.errors++
     onEvent?.(event)
   }
+  let wakeMain: (() => void) | undefined
+  let pending = true
+  const wake = (): void => {
+    pending = true
+    wakeMain?.()
+  }
+  // An idle session frees its slot at once: the next claim may take it (evicting the session if it does).
+  const slots = new SlotBook(concurrency, wake)
   const ctx = {
     harness,
     store,
@@ -83,15 +95,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     },
     timings: { idleGraceMs, pollMs: Math.max(10, pollMs), shutdownGraceMs },
     report,
+    slots,
   }
   const tasks = new Map<string, { task: SessionTask; done: Promise<void> }>()
   const backoff = new Map<string, number>()
-  let wakeMain: (() => void) | undefined
-  let pending = true
-  const wake = (): void => {
-    pending = true
-    wakeMain?.()
-  }
   const offInput = store.onInput((id) => {
     const running = tasks.get(id)
     if (running !== undefined) running.task.poke()
@@ -106,19 +113,24 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   try {
     while (!stopped()) {
       pending = false
-      const free = concurrency - tasks.size
+      const free = slots.free
       if (free > 0) {
         try {
           const now = Date.now()
           for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
-          for (const claim of await store.claimSessions(free, { exclude: [...backoff.keys(), ...tasks.keys()] })) {
-            const task = new SessionTask(claim.id, ctx)
+          const claims = await store.claimSessions(free, { exclude: [...backoff.keys(), ...tasks.keys()] })
+          const started = claims.map((claim) => ({ id: claim.id, holder: new SessionTask(claim.id, ctx) }))
+          // An idle session that took input back while the claim was in flight keeps its slot: the surplus goes back.
+          const fit = slots.admit(started)
+          for (const { id } of started.slice(fit)) await store.releaseClaim(id)
+          for (const { id, holder: task } of started.slice(0, fit)) {
             const done = task.run().then((opened) => {
-              if (!opened) backoff.set(claim.id, Date.now() + FAILED_BACKOFF_MS)
-              if (tasks.get(claim.id)?.task === task) tasks.delete(claim.id)
+              if (!opened) backoff.set(id, Date.now() + FAILED_BACKOFF_MS)
+              slots.closed(id)
+              if (tasks.get(id)?.task === task) tasks.delete(id)
               wake()
             })
-            tasks.set(claim.id, { task, done })
+            tasks.set(id, { task, done })
           }
         } catch (error) {
           report({ type: 'error', code: error instanceof HarnessError ? error.code : 'WORKER_FAILED', message: (error as Error).message })

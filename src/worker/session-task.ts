@@ -30,6 +30,8 @@ export interface SessionTaskContext {
   readonly agentDefaults: { readonly provider?: string; readonly model?: string; readonly quarantineAfter?: number }
   readonly timings: SessionTaskTimings
   report(event: WorkerEvent): void
+  /** The worker's slots: told when the session goes idle and asked before it takes work again. */
+  readonly slots: { idle(id: string): void; busy(id: string): boolean }
 }
 
 /**
@@ -44,6 +46,7 @@ export class SessionTask {
   #agent: Agent | undefined
   #lost = false
   #stopping = false
+  #evicted = false
   #poke: (() => void) | undefined
   #poked = false
 
@@ -68,6 +71,12 @@ export class SessionTask {
     this.#lost = true
     this.#ctx.report({ type: 'lease-lost', sessionId: this.#id, during, message: error.message })
     this.#agent?.cancel({ kind: 'hook', reason: 'lease lost' }, { keepInbox: true })
+    this.poke()
+  }
+
+  /** Another session needs this idle session's slot: release it now instead of after the idle grace. */
+  evict(): void {
+    this.#evicted = true
     this.poke()
   }
 
@@ -114,6 +123,7 @@ export class SessionTask {
     const { idleGraceMs, pollMs, shutdownGraceMs } = this.#ctx.timings
     let idleSince: number | undefined
     let stopDeadline: number | undefined
+    let ran = false
     while (!this.#lost) {
       if (this.#stopping) {
         stopDeadline ??= Date.now() + shutdownGraceMs
@@ -121,14 +131,26 @@ export class SessionTask {
         await this.#waitFor(Math.min(pollMs, stopDeadline - Date.now()), agent)
         continue
       }
+      if (this.#evicted && agent.status !== 'running') return
+      // A turn just ended and no NOTIFY came: offer the slot now, while the inbox is read (moving a row takes it
+      // back), so the next claim overlaps that read. Not before the first read: that is what the claim was for.
+      if (ran && agent.status !== 'running' && !this.#poked && idleSince === undefined) {
+        idleSince = Date.now()
+        this.#ctx.slots.idle(this.#id)
+      }
       this.#poked = false
       const moved = await this.#moveInput(agent)
       if (moved > 0 || agent.status === 'running') idleSince = undefined
+      ran = agent.status === 'running'
       if (agent.status === 'running') {
         await this.#waitFor(pollMs, agent)
         continue
       }
-      idleSince ??= Date.now()
+      if (this.#evicted) return
+      if (idleSince === undefined) {
+        idleSince = Date.now()
+        this.#ctx.slots.idle(this.#id)
+      }
       const left = idleGraceMs - (Date.now() - idleSince)
       if (left <= 0) return
       await this.#waitFor(Math.min(left, pollMs), undefined)
@@ -139,6 +161,8 @@ export class SessionTask {
   async #moveInput(agent: Agent): Promise<number> {
     const rows = (await this.#ctx.store.pendingInput(this.#id)).filter((r) => !this.#moving.has(r.id))
     if (rows.length === 0 || this.#lost) return 0
+    // An evicted session leaves the rows in the inbox, where they make it claimable again at once.
+    if (!this.#ctx.slots.busy(this.#id)) return 0
     const writer = this.#ctx.store.writerOf(this.#id)
     if (writer === undefined) throw new HarnessError(`session '${this.#id}' has no open writer in this worker`, 'SESSION_CLOSED')
     for (const row of rows) this.#moving.add(row.id)
