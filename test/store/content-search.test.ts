@@ -30,8 +30,8 @@ function model(answer: string): ReturnType<typeof scriptedAdapter> {
 }
 
 async function writeSession(store: SessionStore, prompt: string, answer: string, system = 'You are the Marmoset assistant'): Promise<string> {
-  const harness = createHarness({ store, adapters: [model(answer)], tools: [lookup], onListenerError: () => {} })
-  const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', system })
+  const harness = createHarness({ store, adapters: [model(answer)], tools: [lookup], system, onListenerError: () => {} })
+  const agent = await harness.createAgent({ provider: 'scripted', model: 'm1' })
   await agent.run(prompt)
   const id = agent.session.id
   await agent.dispose()
