@@ -68,10 +68,9 @@ export function createContentIndex(db: Database.Database): void {
   // The stored events of an older database, session by session in seq order (rowid order is then each
   // session's log order). Only rows of the three searchable types are read, found by their stored prefix.
   const insert = db.prepare(`INSERT INTO content_text (session_id, seq, part, body) SELECT @id, @seq, part, body FROM (${extraction('@line')})`)
-  const rows = db.prepare(`SELECT session_id AS id, seq, line FROM events WHERE ${searchable('line')} ORDER BY session_id, seq`)
-  for (const row of rows.iterate() as Iterable<{ id: string; seq: number; line: string }>) {
-    if ((db.prepare('SELECT json_valid(?) AS ok').get(row.line) as { ok: number }).ok === 1) insert.run(row)
-  }
+  const ids = db.prepare('SELECT id FROM sessions ORDER BY id').pluck()
+  const rows = db.prepare(`SELECT session_id AS id, seq, line FROM events WHERE session_id = ? AND ${searchable('line')} AND json_valid(line) ORDER BY seq`)
+  for (const id of ids.all() as string[]) for (const row of rows.all(id)) insert.run(row)
 }
 
 /** One matching session of {@link searchContent}, before the listing's own columns are joined. */
