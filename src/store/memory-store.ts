@@ -5,6 +5,7 @@ import type { SessionHeader } from '../session/session.js'
 import type { CompactSessionWriter } from '../session/session-writer.js'
 import { MemoryCheckpointBlobs } from './checkpoint-blobs.js'
 import { SessionDigest, summaryOf } from './session-digest.js'
+import { firstMatch, indexedTexts, needleMatcher } from './content-search.js'
 import { newestFirst, pageOf } from './session-list.js'
 import { storedSession } from './stored-log.js'
 import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from './types.js'
@@ -82,14 +83,23 @@ export class MemoryStore implements SessionStore {
     return this.#sessions.has(id)
   }
 
-  /** Every session summarised from its events (title, first prompt, turns), newest first, paged as asked. */
+  /**
+   * Every session summarised from its events (title, first prompt, turns), newest first, paged as asked.
+   * `grep` reads every session's prompts, answers and tool results (they are in memory: no index).
+   */
   async list(options?: SessionListOptions): Promise<SessionList> {
     const all = [...this.#sessions.values()].map((e) => {
       const digest = new SessionDigest()
       digest.observe(storedLog(e).eventsWithoutChunks(0))
       return summaryOf(e.header, digest, e.updatedAt)
     })
-    return pageOf(all.sort(newestFirst), options)
+    let find: ((text: string, from?: number) => number) | undefined
+    return pageOf(all.sort(newestFirst), options, (summary, needle) => {
+      const entry = this.#sessions.get(summary.id)
+      if (entry === undefined) return undefined
+      find ??= needleMatcher(needle)
+      return firstMatch(indexedTexts(storedLog(entry).eventsWithoutChunks(0)), needle, find)
+    })
   }
 
   /**

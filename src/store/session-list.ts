@@ -1,3 +1,4 @@
+import { grepNeedle, type ContentMatch } from './content-search.js'
 import type { SessionList, SessionListOptions, SessionSummary } from './types.js'
 
 /** Builds a {@link SessionList} (its `total` and `indexNote` are non-enumerable properties) from rows, the total that matched, and an optional index note. */
@@ -8,9 +9,26 @@ export function sessionList(rows: SessionSummary[], total: number, indexNote?: s
   return rows as SessionList
 }
 
-/** Applies {@link SessionListOptions} to every summary of a store that lists in memory (already newest first). */
-export function pageOf(all: readonly SessionSummary[], options: SessionListOptions = {}): SessionList {
-  const matched = options.search !== undefined && options.search !== '' ? all.filter((s) => matchesSearch(s, options.search as string)) : all
+/**
+ * Applies {@link SessionListOptions} to every summary of a store that lists in memory (already newest first).
+ * `grep` needs `contentMatch`, the session's first match of the needle (undefined: none); without it a `grep`
+ * matches nothing here (a caller that can read the logs passes one).
+ */
+export function pageOf(
+  all: readonly SessionSummary[],
+  options: SessionListOptions = {},
+  contentMatch?: (summary: SessionSummary, needle: string) => ContentMatch | undefined,
+): SessionList {
+  let matched = options.search !== undefined && options.search !== '' ? all.filter((s) => matchesSearch(s, options.search as string)) : all
+  const needle = grepNeedle(options.grep)
+  if (needle !== undefined) {
+    const rows: SessionSummary[] = []
+    for (const s of matched) {
+      const match = contentMatch?.(s, needle)
+      if (match !== undefined) rows.push({ ...s, match })
+    }
+    matched = rows
+  }
   const offset = Math.max(0, options.offset ?? 0)
   const end = options.limit === undefined ? undefined : offset + Math.max(0, options.limit)
   return sessionList(matched.slice(offset, end), matched.length)

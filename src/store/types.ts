@@ -2,6 +2,7 @@ import type { SessionWriter } from '../session/session-writer.js'
 import type { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
+import type { ContentMatch } from './content-search.js'
 
 export type { SessionWriter } from '../session/session-writer.js'
 
@@ -68,6 +69,8 @@ export interface SessionSummary {
   readonly status?: 'quarantined'
   /** Why the session is quarantined (the reason logged with the quarantine), set with `status`. */
   readonly quarantineReason?: string
+  /** With `list({ grep })`: where the text was found (the session's earliest matching prompt, answer or tool output). */
+  readonly match?: ContentMatch
 }
 
 /** Options of {@link SessionStore.list}. */
@@ -81,6 +84,13 @@ export interface SessionListOptions {
    * it. Searching looks at every session's summary (never at the logs), so it costs more than a plain page.
    */
   readonly search?: string
+  /**
+   * Only sessions whose prompts, answers or tool output contain this text (case-insensitive substring, as
+   * grep; surrounding whitespace trimmed; at most 100 characters, else `INVALID_INPUT`). Each row then carries
+   * its `match`. Stores answer from a content index kept as sessions are written (see docs/sessions.md). With
+   * `search` too, a session must match both.
+   */
+  readonly grep?: string
 }
 
 /**

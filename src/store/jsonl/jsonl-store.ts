@@ -14,7 +14,9 @@ import { checkFlushDelay, MAX_FLUSH_DELAY_MS, MAX_FLUSH_INTERVAL_MS, SequencedCo
 import { SessionDigest, summarizeSessionFile, summaryOf } from '../session-digest.js'
 import type { CommittedEvidence } from '../log-judgement.js'
 import { encodeRecordLines, headerRecord, loadSessionFile, type LoadedSessionFile } from '../session-file.js'
-import { SessionIndex } from './session-index.js'
+import { INDEX_DIR, SessionIndex } from './session-index.js'
+import { ContentIndex, type ContentWriter } from './content-index.js'
+import { grepListing } from './content-listing.js'
 import { JsonlCheckpointBlobs } from './checkpoint-blobs.js'
 import { TextRunBuffer } from './text-run-buffer.js'
 import { sessionList } from '../session-list.js'
@@ -87,6 +89,7 @@ export class JsonlStore implements SessionStore {
   readonly #knownTypes: readonly string[] | undefined
   readonly #policy: WritePolicy
   readonly #index: SessionIndex
+  readonly #content: ContentIndex
   readonly #writers = new Set<JsonlWriter>()
   #dirChecked = false
   /** File checkpoints of these sessions, in `<dir>/.checkpoints/`. */
@@ -112,6 +115,7 @@ export class JsonlStore implements SessionStore {
     // Interval mode never blocks the loop on the disk: its fsync runs on the thread pool.
     this.#policy = { pack: this.#pack, delayMs, maxDelayMs: interval ? MAX_FLUSH_INTERVAL_MS : MAX_FLUSH_DELAY_MS, blockingSync: mode === 'tool' || mode === 'blocking', interval }
     this.#index = new SessionIndex(this.dir, (id) => summarizeSessionFile(this.dir, id))
+    this.#content = new ContentIndex(this.dir, join(this.dir, INDEX_DIR))
     this.checkpointBlobs = new JsonlCheckpointBlobs(this.dir)
   }
 
@@ -161,7 +165,8 @@ export class JsonlStore implements SessionStore {
       content.update(text, size)
       this.#index.record({ ...summaryOf(header, digest, Date.now(), size), content: content.witness() }, true)
       this.#index.mark()
-      return this.#track(new JsonlWriter(header, path, file, size, seed.length, lock, this.#policy, { index: this.#index, digest, content }))
+      const texts = this.#content.start(header.id, seed, size)
+      return this.#track(new JsonlWriter(header, path, file, size, seed.length, lock, this.#policy, { index: this.#index, digest, content, texts }))
     } catch (error) {
       lock.release()
       throw error
@@ -185,7 +190,8 @@ export class JsonlStore implements SessionStore {
       const digest = new SessionDigest()
       // Chunk runs say nothing a listing needs; skipping them keeps the loaded runs packed.
       digest.observe(scanned.log.eventsWithoutChunks(0))
-      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.log.length, lock, this.#policy, { index: this.#index, digest, content: scanned.content })
+      const texts = this.#content.resume(id, scanned.log.eventsWithoutChunks(0), scanned.committedBytes)
+      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.log.length, lock, this.#policy, { index: this.#index, digest, content: scanned.content, texts })
       this.#index.mark()
       return Object.assign(stored(scanned), { writer: this.#track(writer) })
     } catch (error) {
@@ -219,12 +225,14 @@ export class JsonlStore implements SessionStore {
    */
   async list(options?: SessionListOptions): Promise<SessionList> {
     if (!existsSync(this.dir)) return sessionList([], 0)
+    if (options?.grep !== undefined) return grepListing(this.#index, this.#content, options)
     return this.#index.list(options)
   }
 
   /** Rebuilds the session index from every log in the folder (`ledgerloop sessions --reindex`). */
   async reindex(): Promise<SessionList> {
     if (!existsSync(this.dir)) return sessionList([], 0)
+    this.#content.clear()
     return this.#index.rebuild()
   }
 
@@ -271,6 +279,8 @@ interface WriterIndexing {
   readonly index: SessionIndex
   readonly digest: SessionDigest
   readonly content: ContentDigest
+  /** The session's content index journal (`list({ grep })`), when it could be started. */
+  readonly texts?: ContentWriter | undefined
 }
 
 /** One open session file: positional appends at the committed length, group-committed. */
@@ -340,6 +350,7 @@ class JsonlWriter implements CompactSessionWriter {
         await this.#commit.stop()
       } finally {
         await this.#file.close().catch(() => {})
+        this.#indexing.texts?.close()
         this.#lock.release()
         if (this.#size !== this.#indexedSize) this.#index()
         this.#indexing.index.mark()
@@ -383,6 +394,7 @@ class JsonlWriter implements CompactSessionWriter {
     this.#size += length
     // The text just written is what the digest takes: no re-read, no second encoding into a Buffer of ours.
     this.#indexing.content.update(text, length)
+    this.#indexing.texts?.committed(batch, this.#size)
     if (this.#indexing.digest.observe(batch)) this.#index()
   }
 }

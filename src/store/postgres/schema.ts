@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { HarnessError } from '../../errors/harness-error.js'
 
 /** The schema version this build writes and reads; older databases are migrated up to it on open. */
-export const POSTGRES_SCHEMA_VERSION = 6
+export const POSTGRES_SCHEMA_VERSION = 7
 
 /** What a PostgreSQL schema name may be: a plain lower-case identifier, so it can be quoted into SQL safely. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/
@@ -20,6 +20,8 @@ export interface StoreTables {
   readonly approvals: string
   /** File checkpoints (the bytes built-in tools overwrote or deleted), keyed by SHA-256 and shared by all sessions. */
   readonly checkpointBlobs: string
+  /** The content index: the searchable text of each stored prompt, answer and tool result (`list({ grep })`). */
+  readonly content: string
   readonly version: string
   /** NOTIFY channel of new inbox rows (payload: session id). */
   readonly inboxChannel: string
@@ -46,6 +48,7 @@ export function storeTables(schema: string): StoreTables {
     inbox: q('inbox'),
     approvals: q('approvals'),
     checkpointBlobs: q('checkpoint_blobs'),
+    content: q('content'),
     version: q('schema_version'),
     inboxChannel: `${schema}_inbox`,
     eventsChannel: `${schema}_events`,
@@ -145,6 +148,67 @@ function migrations(t: StoreTables): readonly string[] {
     CREATE UNIQUE INDEX IF NOT EXISTS inbox_by_key ON ${t.inbox} (session_id, key) WHERE key IS NOT NULL;
     -- "Resume anyway" from someone who does not own the session (serve): the next worker resumes it with force.
     ALTER TABLE ${t.sessions} ADD COLUMN IF NOT EXISTS force_resume boolean NOT NULL DEFAULT false;
+    `,
+    // 7: the content index of `list({ grep })`: the searchable text of every stored prompt, answer and tool
+    // result (the rule of content-search.ts), kept by a row trigger on `events` in the committing statement, and
+    // filled once from the stored events. Substring search: a pg_trgm GIN index on lower(body) where the
+    // extension can be installed (without it the same query scans the table). A record the trigger cannot read
+    // (text PostgreSQL's json functions refuse, such as \u0000) is left out of the index, never a failed write.
+    `
+    CREATE TABLE IF NOT EXISTS ${t.content} (
+      session_id  text NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+      seq         integer NOT NULL,
+      part        text NOT NULL CHECK (part IN ('prompt', 'answer', 'tool-output')),
+      body        text NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+    CREATE OR REPLACE FUNCTION "${t.schema}".content_of(type text, record text) RETURNS TABLE (part text, body text) LANGUAGE plpgsql IMMUTABLE AS $$
+    DECLARE r json;
+    BEGIN
+      BEGIN
+        r := record::json;
+        IF type = 'user/message' THEN
+          IF (r #>> '{data,source,kind}') IS DISTINCT FROM 'user' THEN RETURN; END IF;
+          part := 'prompt';
+          SELECT string_agg(b ->> 'text', chr(10)) INTO body FROM json_array_elements(r #> '{data,content}') b WHERE b ->> 'type' = 'text' AND b ->> 'text' <> '';
+        ELSIF type = 'assistant/message' THEN
+          part := 'answer';
+          SELECT string_agg(b ->> 'text', chr(10)) INTO body FROM json_array_elements(r #> '{data,message,content}') b WHERE b ->> 'type' = 'text' AND b ->> 'text' <> '';
+        ELSIF type = 'tool/result' THEN
+          part := 'tool-output';
+          SELECT string_agg(i ->> 'text', chr(10)) INTO body FROM json_array_elements(r #> '{data,message,content}') o, json_array_elements(o -> 'content') i
+            WHERE i ->> 'type' = 'text' AND i ->> 'text' <> '';
+        ELSE RETURN;
+        END IF;
+      EXCEPTION WHEN others THEN RETURN;
+      END;
+      IF body IS NOT NULL AND body <> '' THEN RETURN NEXT; END IF;
+    END $$;
+    CREATE OR REPLACE FUNCTION "${t.schema}".index_content() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO ${t.content} (session_id, seq, part, body) SELECT NEW.session_id, NEW.seq, c.part, c.body FROM "${t.schema}".content_of(NEW.type, NEW.data) c
+        ON CONFLICT (session_id, seq) DO UPDATE SET part = EXCLUDED.part, body = EXCLUDED.body;
+      RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS events_content ON ${t.events};
+    CREATE TRIGGER events_content AFTER INSERT ON ${t.events} FOR EACH ROW
+      WHEN (NEW.type IN ('user/message', 'assistant/message', 'tool/result')) EXECUTE FUNCTION "${t.schema}".index_content();
+    INSERT INTO ${t.content} (session_id, seq, part, body)
+      SELECT e.session_id, e.seq, c.part, c.body FROM ${t.events} e, "${t.schema}".content_of(e.type, e.data) c
+      WHERE e.type IN ('user/message', 'assistant/message', 'tool/result')
+      ON CONFLICT (session_id, seq) DO NOTHING;
+    DO $$
+    DECLARE ns name;
+    BEGIN
+      BEGIN
+        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+      EXCEPTION WHEN others THEN RAISE NOTICE 'pg_trgm is not available (%): content search scans the content table', SQLERRM;
+      END;
+      SELECT extnamespace::regnamespace::name INTO ns FROM pg_extension WHERE extname = 'pg_trgm';
+      IF ns IS NOT NULL THEN
+        EXECUTE format('CREATE INDEX IF NOT EXISTS content_trgm ON ${t.content} USING gin (lower(body) %I.gin_trgm_ops)', ns);
+      END IF;
+    END $$;
     `,
   ]
 }

@@ -5,6 +5,8 @@ import { sessionList } from '../session-list.js'
 import type { SessionList, SessionListOptions } from '../types.js'
 import type { SessionEvent } from '../../session/events.js'
 import type { StoreTables } from './schema.js'
+import { grepNeedle } from '../content-search.js'
+import { containsPattern, contentHitsJoin, contentMatches } from './content-search.js'
 
 /**
  * One page of `PostgresStore.list`: sessions newest first from the `sessions` table (its `updated_at` index);
@@ -19,14 +21,21 @@ import type { StoreTables } from './schema.js'
  */
 export async function listSessions(pool: pg.Pool, t: StoreTables, options: SessionListOptions, where: (id: string) => string): Promise<SessionList> {
   const search = (options.search ?? '').toLowerCase()
-  const filter = search === '' ? '' : "WHERE strpos(lower(coalesce(title, '')), $1) > 0 OR left(lower(id), length($1)) = $1"
+  const grep = grepNeedle(options.grep)
+  let filter = search === '' ? '' : "WHERE (strpos(lower(coalesce(title, '')), $1) > 0 OR left(lower(id), length($1)) = $1)"
   const params: unknown[] = search === '' ? [] : [search]
+  // `grep`: only sessions the content index has a match for (see content-search.ts).
+  if (grep !== undefined) {
+    params.push(containsPattern(grep))
+    filter = `${contentHitsJoin(t, params.length)} ${filter}`
+  }
+  const hitSeq = grep === undefined ? '' : ', hit_seq'
   const limit = options.limit === undefined ? null : Math.max(0, options.limit)
   const offset = Math.max(0, options.offset ?? 0)
-  const found = await pool.query<{ id: string; header: string; created_at: number; updated_at: number; title: string | null; total: string; quarantined: boolean; mark: string | null }>(
+  const found = await pool.query<{ id: string; header: string; created_at: number; updated_at: number; title: string | null; total: string; quarantined: boolean; mark: string | null; hit_seq?: number }>(
     `WITH page AS (
        SELECT id, header, created_at::float8 AS created_at, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_at, title,
-              count(*) OVER () AS total, (status = 'quarantined' OR (status = 'pending' AND force_resume)) AS quarantined
+              count(*) OVER () AS total, (status = 'quarantined' OR (status = 'pending' AND force_resume)) AS quarantined${hitSeq}
        FROM ${t.sessions} ${filter} ORDER BY updated_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2})
      SELECT page.*, mark.data AS mark FROM page
      LEFT JOIN LATERAL (
@@ -40,14 +49,17 @@ export async function listSessions(pool: pg.Pool, t: StoreTables, options: Sessi
     found.rows.length > 0
       ? Number(found.rows[0]?.total)
       : Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${t.sessions} ${filter}`, params)).rows[0]?.n ?? 0)
+  const matches = grep === undefined ? undefined : await contentMatches(pool, t, found.rows.map((r) => ({ id: r.id, seq: r.hit_seq as number })), grep)
   return sessionList(
     found.rows.map((r) => {
+      const match = matches?.get(r.id)
       const base = {
         id: r.id,
         createdAt: r.created_at,
         updatedAt: Math.round(r.updated_at),
         ...(r.title !== null ? { title: clipLine(r.title, TITLE_MAX), firstPrompt: r.title } : {}),
         ...(r.quarantined ? quarantineFields(reasonOf(r.mark)) : {}),
+        ...(match !== undefined ? { match } : {}),
       }
       try {
         return { ...base, ...summaryLinks(parseHeaderRecord(r.header, r.id, where(r.id))) }

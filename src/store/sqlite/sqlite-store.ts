@@ -10,6 +10,8 @@ import { checkPrivateFile } from '../file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from '../group-commit.js'
 import { clipLine, lastQuarantineMark, quarantineFields, SessionDigest, TITLE_MAX } from '../session-digest.js'
 import { migrateSchema, schemaState } from './sqlite-schema.js'
+import { contentHitsQuery, contentMatchOf } from './content-index.js'
+import { grepNeedle, type ContentMatch } from '../content-search.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.js'
 import { LogLoader } from '../log-loader.js'
 import { sessionList } from '../session-list.js'
@@ -210,16 +212,22 @@ export class SqliteStore implements SessionStore {
    */
   async list(options: SessionListOptions = {}): Promise<SessionList> {
     const search = (options.search ?? '').toLowerCase()
-    const where = search === '' ? '' : 'WHERE instr(lower(coalesce(first_prompt, \'\')), @search) > 0 OR substr(lower(id), 1, length(@search)) = @search'
-    const params = search === '' ? {} : { search }
+    const grep = grepNeedle(options.grep)
+    let where = search === '' ? '' : 'WHERE (instr(lower(coalesce(first_prompt, \'\')), @search) > 0 OR substr(lower(sessions.id), 1, length(@search)) = @search)'
+    const hits = grep === undefined ? undefined : contentHitsQuery(grep)
+    // `grep`: only sessions the content index has a match for, each with its earliest matching row.
+    if (hits !== undefined) where = `JOIN (${hits.sql}) hits ON hits.id = sessions.id ${where}`
+    const params = { ...(search === '' ? {} : { search }), ...hits?.params }
     const limit = options.limit === undefined ? -1 : Math.max(0, options.limit)
     const offset = Math.max(0, options.offset ?? 0)
-    const { rows, total } = this.#guard('listing sessions', false, () => ({
-      rows: this.#db
-        .prepare(`SELECT id, header, created_at, updated_at, first_prompt, turns, last_reason, quarantine FROM sessions ${where} ORDER BY updated_at DESC, id LIMIT @limit OFFSET @offset`)
-        .all({ ...params, limit, offset }) as ListingRow[],
-      total: (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n,
-    }))
+    const first = hits === undefined ? '' : ', hits.first AS first'
+    const { rows, total } = this.#guard('listing sessions', false, () => {
+      const rows = this.#db
+        .prepare(`SELECT sessions.id AS id, header, created_at, updated_at, first_prompt, turns, last_reason, quarantine${first} FROM sessions ${where} ORDER BY updated_at DESC, sessions.id LIMIT @limit OFFSET @offset`)
+        .all({ ...params, limit, offset }) as (ListingRow & { first?: number; match?: ContentMatch })[]
+      const total = (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n
+      return { rows: grep === undefined ? rows : rows.map((r) => ({ ...r, match: contentMatchOf(this.#db, r.first as number, grep) })), total }
+    })
     return sessionList(
       rows.map((r) => {
         const base = {
@@ -230,6 +238,7 @@ export class SqliteStore implements SessionStore {
           turns: r.turns,
           lastReason: r.last_reason,
           ...quarantineFields(r.quarantine),
+          ...(r.match !== undefined ? { match: r.match } : {}),
         }
         try {
           const header = parseHeaderRecord(r.header, r.id, `${this.path} (session '${r.id}')`)
