@@ -78,7 +78,7 @@ export type { SubagentArgs, SubagentProfile, SubagentResultMeta, SubagentToolOpt
 export type { InvariantOptions } from './plugins/invariant.js'
 
 export { MemoryStore } from './store/memory-store.js'
-export type { CheckpointBlobStore, SessionList, SessionListOptions, SessionStore, SessionSummary, SessionWriter, StoredSession, TailRepair } from './store/types.js'
+export type { CheckpointBlobStore, ForkChild, ForkPoint, SessionList, SessionListOptions, SessionStore, SessionSummary, SessionWriter, StoredSession, TailRepair } from './store/types.js'
 export { JsonlStore } from './store/jsonl/jsonl-store.js'
 export type { JsonlStoreOptions } from './store/jsonl/jsonl-store.js'
 export { defaultSessionsDir } from './store/stored-log.js'

@@ -20,6 +20,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { dirname, isAbsolute, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { median } from './fixtures-shared.js'
 
 const { values } = parseArgs({
   options: {
@@ -108,8 +109,6 @@ async function child(what: string): Promise<void> {
   await harness.close()
   console.log(JSON.stringify({ ms, events, rssMiB }))
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 
 function runChild(what: string): { ms: number; events?: number; rssMiB?: number } {
   if (what.startsWith('jsonl') && values.snapshots === 'off') deleteSnapshots()

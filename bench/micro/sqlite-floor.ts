@@ -27,6 +27,7 @@ import { createHarness, defineTool, MemoryStore, scriptChunks, type GenerateOpti
 import { firstSeqOf, packChunkRuns } from '../../src/store/chunk-runs.js'
 import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
+import { median, spread as range } from './fixtures-shared.js'
 
 const { values } = parseArgs({ options: { steps: { type: 'string', default: '10,100,1000' }, runs: { type: 'string', default: '7' } } })
 const stepSizes = values.steps.split(',').map(Number)
@@ -108,13 +109,6 @@ function floorOnce(path: string, transactions: readonly [number, string][][], st
   db.close()
   return (t1 - t0) / steps
 }
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-}
-const range = (xs: readonly number[], digits = 3): string => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`
 
 const root = mkdtempSync(join(tmpdir(), 'll-sqlite-floor-'))
 try {

@@ -3,7 +3,7 @@ import { createHookBus, type HookBus, type Plugin } from '../hooks/hook-bus.js'
 import type { HookRegistrar, ListenerErrorReporter } from '../hooks/types.js'
 import { LlmRegistry } from '../llm/registry.js'
 import type { LlmAdapter } from '../llm/types.js'
-import { endsInsideTurn } from '../session/fork-point.js'
+import { endsInsideTurn, forkChild } from '../session/fork-point.js'
 import { activeQuarantine, interruptedWork, QUARANTINE_LIFTED, QUARANTINED, type InterruptedWork } from '../session/continuation.js'
 import { repairEventsOfLog } from '../session/repair.js'
 import { eventLogOf } from '../session/event-log.js'
@@ -291,6 +291,9 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     },
     async forkSession(sessionId, forkOptions = {}) {
       checkOpen()
+      // A store that can copy the prefix's records (a turn boundary it vouches for) writes the same child.
+      const copied = await (store as SessionStore).copyPrefix?.(sessionId, forkOptions.at, (point) => forkChild(point, sessionId, forkOptions.childId))
+      if (copied !== undefined) return copied
       const parent = await store.read(sessionId)
       const events = parent.events
       const at = forkOptions.at ?? events.length - 1

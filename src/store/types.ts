@@ -2,9 +2,11 @@ import type { SessionWriter } from '../session/session-writer.js'
 import type { EventLog } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import type { SessionHeader } from '../session/session.js'
+import type { ForkChild, ForkPoint } from '../session/fork-point.js'
 import type { ContentMatch } from './content-search.js'
 
 export type { SessionWriter } from '../session/session-writer.js'
+export type { ForkChild, ForkPoint } from '../session/fork-point.js'
 
 /** What a store cut off the end of a damaged log while loading it (never anything before the last valid record). */
 export interface TailRepair {
@@ -128,6 +130,19 @@ export interface SessionStore {
   close(): Promise<void>
   /** Where file checkpoints of this store's sessions are kept; without it, built-in tools checkpoint nothing. */
   readonly checkpointBlobs?: CheckpointBlobStore
+  /**
+   * Optional fast fork: creates a child of session `parentId` whose first events are the parent's seqs `0..at`
+   * (default: all), copying their stored records as they are instead of decoding and re-encoding each event.
+   * The store locates the fork point, calls `child` once with it, and writes the child's header, the copied
+   * records and the child's `tail` as one durable unit (a crash leaves no child, or the whole child). It does
+   * so only where it can vouch for the prefix without reading it event by event (a JSONL log whose bytes match
+   * the session index's witness, a SQLite or PostgreSQL session's committed rows) and the point is a turn
+   * boundary; otherwise it writes nothing and resolves `undefined`, and `forkSession` reads the parent and
+   * creates the child from its events (which also raises the errors of a bad fork point).
+   * @returns the child's id, or undefined when the store declined
+   * @throws HarnessError `SESSION_EXISTS` when the child's id is taken; what `child` throws
+   */
+  copyPrefix?(parentId: string, at: number | undefined, child: (point: ForkPoint) => ForkChild): Promise<string | undefined>
 }
 
 /**

@@ -19,9 +19,10 @@ import { ContentIndex, type ContentWriter } from './content-index.js'
 import { grepListing } from './content-listing.js'
 import { JsonlCheckpointBlobs } from './checkpoint-blobs.js'
 import { TextRunBuffer } from './text-run-buffer.js'
+import { copyJsonlPrefix } from './fork-copy.js'
 import { sessionList } from '../session-list.js'
 import { checkSeed, checkSessionId, storedSession } from '../stored-log.js'
-import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
+import type { ForkChild, ForkPoint, SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
 
 /** Options of {@link JsonlStore}. */
 export interface JsonlStoreOptions {
@@ -210,6 +211,12 @@ export class JsonlStore implements SessionStore {
     } finally {
       await file.close()
     }
+  }
+
+  /** Forks by copying the parent's witnessed lines, or declines (see {@link SessionStore.copyPrefix}, ./fork-copy.ts). */
+  async copyPrefix(parentId: string, at: number | undefined, child: (point: ForkPoint) => ForkChild): Promise<string | undefined> {
+    this.#ensureDir()
+    return copyJsonlPrefix({ dir: this.dir, index: this.#index, pack: this.#pack, pathOf: (id) => this.pathOf(id), lockPath: (id) => this.#lockPath(id) }, parentId, at, child)
   }
 
   async has(id: string): Promise<boolean> {

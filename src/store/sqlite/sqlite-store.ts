@@ -16,7 +16,8 @@ import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.j
 import { LogLoader } from '../log-loader.js'
 import { sessionList } from '../session-list.js'
 import { checkSeed, checkSessionId, storedSession, validateStoredLog } from '../stored-log.js'
-import type { SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
+import type { ForkChild, ForkPoint, SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
+import { copySqlitePrefix } from './fork-copy.js'
 import { SqliteCheckpointBlobs } from './checkpoint-blobs.js'
 
 /** Options of {@link SqliteStore}. */
@@ -194,6 +195,12 @@ export class SqliteStore implements SessionStore {
       await writer.close()
       throw error
     }
+  }
+
+  /** Forks by copying the parent's rows in one transaction, or declines (see {@link SessionStore.copyPrefix}, ./fork-copy.ts). */
+  async copyPrefix(parentId: string, at: number | undefined, child: (point: ForkPoint) => ForkChild): Promise<string | undefined> {
+    checkSessionId(parentId)
+    return this.#guard(`forking session '${parentId}'`, true, () => copySqlitePrefix({ db: this.#db, path: this.path, pack: this.#pack }, parentId, at, child))
   }
 
   async read(id: string): Promise<StoredSession> {
