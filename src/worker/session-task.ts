@@ -35,9 +35,10 @@ export interface SessionTaskContext {
 }
 
 /**
- * One claimed session, served until it has been idle for the grace period: resume (crash repair included),
- * run the queued input its log holds, move inbox rows into the log as they arrive, then release. A lost lease
- * cancels the running turn at once (the in-flight request is aborted) and ends the task without another write.
+ * One claimed session, served until it has been idle for the grace period (or, idle, is evicted because a claim
+ * needs its slot): resume (crash repair included), run the queued input its log holds, move inbox rows into the
+ * log as they arrive, then release. A lost lease cancels the running turn at once (the in-flight request is
+ * aborted) and ends the task without another write.
  */
 export class SessionTask {
   readonly #id: string
@@ -134,7 +135,7 @@ export class SessionTask {
       if (this.#evicted && agent.status !== 'running') return
       // A turn just ended and no NOTIFY came: offer the slot now, while the inbox is read (moving a row takes it
       // back), so the next claim overlaps that read. Not before the first read: that is what the claim was for.
-      if (ran && agent.status !== 'running' && !this.#poked && idleSince === undefined) {
+      if (ran && agent.status !== 'running' && agent.inbox.nextTurn.length === 0 && !this.#poked && idleSince === undefined) {
         idleSince = Date.now()
         this.#ctx.slots.idle(this.#id)
       }
