@@ -11,9 +11,12 @@
  * - with `--dsh`: the original harness's JSONL persistence (`@deepseek-ai/dsh-session-persistence-jsonl`, on the
  *   Node 22 of bench/node22) reopening the same shape written by its own loop (see bench/node22/drivers/dsh-reopen.ts).
  *
- *   npm run build && npx tsx bench/micro/reopen.ts [--turns 200] [--text 500] [--reasoning 125] [--runs 5] [--dist dist] [--cache /tmp/ll-reopen] [--dsh]
+ *   npm run build && npx tsx bench/micro/reopen.ts [--turns 200] [--text 500] [--reasoning 125] [--runs 5] [--dist dist] [--cache /tmp/ll-reopen] [--dsh] [--json]
  *
- * With `--snapshots off` the resume snapshots are deleted before each resume (the resume then folds the whole log).
+ * Both ways are measured, interleaved: with the resume checkpoint beside the log (`<id>.resume.json`, what a
+ * session closed by its writer has) and with it deleted before each resume (the resume then reads and folds the
+ * whole log, and writes a new checkpoint, deleted again before the next run). `--snapshots on|off` measures one
+ * way only. `--json` prints the target rows as one `@@bench-result` line (bench/src/micro-targets.ts).
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
@@ -30,8 +33,9 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     dist: { type: 'string', default: 'dist' },
     cache: { type: 'string', default: '/tmp/ll-reopen' },
-    snapshots: { type: 'string', default: 'on' },
+    snapshots: { type: 'string', default: 'both' },
     dsh: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
     child: { type: 'string' },
   },
 })
@@ -69,9 +73,14 @@ async function build(kind: 'jsonl' | 'sqlite'): Promise<void> {
   await harness.close()
 }
 
-// Resume snapshots beside the log (none exist before issue 30's step 2; deleting them is always allowed).
+// Resume checkpoints beside the log (deleting them is always allowed: the next resume reads the whole log).
 function deleteSnapshots(): void {
   for (const name of existsSync(join(dir, 'jsonl')) ? readdirSync(join(dir, 'jsonl')) : []) if (name.includes('.resume')) rmSync(join(dir, 'jsonl', name), { force: true })
+}
+
+// A checkpoint as the writer leaves it: one resume writes it when it is missing (the full open does).
+function ensureSnapshot(): void {
+  if (!existsSync(join(dir, 'jsonl', `${id}.resume.json`))) runChild('jsonl', true)
 }
 
 /** One measurement in this fresh process; prints JSON `{ms, events?, rssMiB?}`. */
@@ -105,14 +114,16 @@ async function child(what: string): Promise<void> {
   const ms = performance.now() - t0
   const rssMiB = process.memoryUsage().rss / 1048576
   const events = agent.session.length
+  const lazy = agent.session.log.lazyPrefix !== undefined
   await agent.dispose()
   await harness.close()
-  console.log(JSON.stringify({ ms, events, rssMiB }))
+  console.log(JSON.stringify({ ms, events, rssMiB, lazy }))
 }
 
-function runChild(what: string): { ms: number; events?: number; rssMiB?: number } {
-  if (what.startsWith('jsonl') && values.snapshots === 'off') deleteSnapshots()
-  const args = [...process.execArgv, process.argv[1] as string, '--child', what, ...['--turns', values.turns, '--text', values.text, '--reasoning', values.reasoning, '--dist', dist, '--cache', values.cache]]
+function runChild(what: string, raw = false): { ms: number; events?: number; rssMiB?: number; lazy?: boolean } {
+  if (!raw && what === 'jsonl-full') deleteSnapshots()
+  if (!raw && what === 'jsonl') ensureSnapshot()
+  const args = [...process.execArgv, process.argv[1] as string, '--child', what === 'jsonl-full' ? 'jsonl' : what, ...['--turns', values.turns, '--text', values.text, '--reasoning', values.reasoning, '--dist', dist, '--cache', values.cache]]
   const out = execFileSync(process.execPath, args, { encoding: 'utf8' })
   return JSON.parse(out.trim().split('\n').pop() as string)
 }
@@ -138,17 +149,41 @@ if (values.child !== undefined) {
   await build('sqlite')
   const runs = Number(values.runs)
   const rows = new Map<string, { ms: number; events?: number; rssMiB?: number }[]>()
-  const order = ['jsonl-floor', 'jsonl', 'sqlite-floor', 'sqlite', ...(values.dsh ? ['dsh'] : [])]
+  const ways = values.snapshots === 'both' ? ['jsonl', 'jsonl-full'] : values.snapshots === 'off' ? ['jsonl-full'] : ['jsonl']
+  const order = ['jsonl-floor', ...ways, 'sqlite-floor', 'sqlite', ...(values.dsh ? ['dsh'] : [])]
   // Interleaved, so a noisy neighbour on the shared machine hits every row alike.
   for (let r = 0; r < runs; r++) for (const what of order) rows.set(what, [...(rows.get(what) ?? []), what === 'dsh' ? runDsh() : runChild(what)])
-  const m = (what: string): number => median((rows.get(what) ?? []).map((x) => x.ms))
-  const events = rows.get('jsonl')?.[0]?.events ?? 0
+  const all = (what: string): number[] => (rows.get(what) ?? []).map((x) => x.ms)
+  const m = (what: string): number => median(all(what))
+  const spread = (what: string): string => `${Math.min(...all(what)).toFixed(1)}–${Math.max(...all(what)).toFixed(1)} ms`
+  const events = rows.get(ways[0] as string)?.[0]?.events ?? 0
   const rss = (what: string): string => (rows.get(what)?.[0]?.rssMiB !== undefined ? `, RSS ${median((rows.get(what) ?? []).map((x) => x.rssMiB as number)).toFixed(0)} MiB` : '')
-  console.log(`reopen of ${events.toLocaleString('en')} events (${turns} turns × (${reasoningDeltas} reasoning + ${textDeltas} text deltas), JSONL ${(statSync(jsonlPath).size / 1e6).toFixed(1)} MB), fresh process per run, median of ${runs}, snapshots ${values.snapshots}:`)
-  console.log(`  JSONL   resumeAgent ${m('jsonl').toFixed(1).padStart(7)} ms${rss('jsonl')}   floor (readFile + JSON.parse each line) ${m('jsonl-floor').toFixed(1).padStart(6)} ms   ratio ${(m('jsonl') / m('jsonl-floor')).toFixed(2)}× (target ≤ 1.5×)`)
-  console.log(`  SQLite  resumeAgent ${m('sqlite').toFixed(1).padStart(7)} ms${rss('sqlite')}   floor (better-sqlite3 rows + JSON.parse)  ${m('sqlite-floor').toFixed(1).padStart(6)} ms   ratio ${(m('sqlite') / m('sqlite-floor')).toFixed(2)}× (target ≤ 1.5×)`)
-  if (values.dsh) {
-    const dshEvents = rows.get('dsh')?.[0]?.events ?? 0
-    console.log(`  original JSONL reopen (Node 22) ${m('dsh').toFixed(1).padStart(7)} ms${rss('dsh')} (${dshEvents.toLocaleString('en')} events)   ledgerloop JSONL ÷ original ${(m('jsonl') / m('dsh')).toFixed(2)}× (target ≤ 0.5×)`)
+  const lazyRuns = (rows.get('jsonl') ?? []).filter((x) => (x as { lazy?: boolean }).lazy === true).length
+  if (ways.includes('jsonl') && lazyRuns !== runs) console.error(`warning: only ${lazyRuns} of ${runs} checkpoint resumes used the checkpoint`)
+  const at = `${events.toLocaleString('en')} events (${turns} turns × (${reasoningDeltas} reasoning + ${textDeltas} text deltas)), fresh process, median of ${runs}`
+  const ratioRow = (target: string, what: string, floor: string, limit: number, notes: string) => ({
+    target,
+    at,
+    measured: m(what) / m(floor),
+    spread: `${spread(what)} vs ${spread(floor)}`,
+    limit,
+    notes: `${m(what).toFixed(1)} ms vs ${m(floor).toFixed(1)} ms; ${notes}`,
+  })
+  if (values.json) {
+    const out = []
+    if (ways.includes('jsonl')) out.push(ratioRow('JSONL reopen (resumeAgent) ÷ floor (readFile + JSON.parse each line), with its resume checkpoint', 'jsonl', 'jsonl-floor', 1.5, 'the checkpoint beside the log; the prefix is read only when asked for'))
+    if (ways.includes('jsonl-full')) out.push(ratioRow('JSONL reopen ÷ floor, checkpoint deleted (the whole log read and folded)', 'jsonl-full', 'jsonl-floor', 1.5, 'no checkpoint'))
+    out.push(ratioRow('SQLite reopen (resumeAgent) ÷ floor (its rows read with better-sqlite3 + JSON.parse)', 'sqlite', 'sqlite-floor', 1.5, 'SQLite has no checkpoint yet'))
+    if (values.dsh && ways.includes('jsonl')) out.push(ratioRow('ledgerloop JSONL reopen ÷ the original JSONL reopen (Node 22)', 'jsonl', 'dsh', 0.5, 'the same shape, each written by its own loop'))
+    console.log('@@bench-result ' + JSON.stringify({ ok: true, rows: out }))
+  } else {
+    console.log(`reopen of ${events.toLocaleString('en')} events (${turns} turns × (${reasoningDeltas} reasoning + ${textDeltas} text deltas), JSONL ${(statSync(jsonlPath).size / 1e6).toFixed(1)} MB), fresh process per run, median of ${runs}:`)
+    if (ways.includes('jsonl')) console.log(`  JSONL   resumeAgent, checkpoint   ${m('jsonl').toFixed(1).padStart(7)} ms${rss('jsonl')}   floor (readFile + JSON.parse each line) ${m('jsonl-floor').toFixed(1).padStart(6)} ms   ratio ${(m('jsonl') / m('jsonl-floor')).toFixed(2)}× (target ≤ 1.5×)  [${spread('jsonl')}]`)
+    if (ways.includes('jsonl-full')) console.log(`  JSONL   resumeAgent, no checkpoint ${m('jsonl-full').toFixed(1).padStart(6)} ms${rss('jsonl-full')}   ratio ${(m('jsonl-full') / m('jsonl-floor')).toFixed(2)}×  [${spread('jsonl-full')}]`)
+    console.log(`  SQLite  resumeAgent ${m('sqlite').toFixed(1).padStart(7)} ms${rss('sqlite')}   floor (better-sqlite3 rows + JSON.parse)  ${m('sqlite-floor').toFixed(1).padStart(6)} ms   ratio ${(m('sqlite') / m('sqlite-floor')).toFixed(2)}× (target ≤ 1.5×)`)
+    if (values.dsh) {
+      const dshEvents = rows.get('dsh')?.[0]?.events ?? 0
+      console.log(`  original JSONL reopen (Node 22) ${m('dsh').toFixed(1).padStart(7)} ms${rss('dsh')} (${dshEvents.toLocaleString('en')} events)   ledgerloop JSONL ÷ original ${(m(ways[0] as string) / m('dsh')).toFixed(2)}× (target ≤ 0.5×)`)
+    }
   }
 }

@@ -29,7 +29,16 @@ export class Inbox {
     this.#session = session
     this.#observer = observer
     // Compact chunk runs are skipped without being materialised (a resumed log may hold millions of chunks).
-    session.log.forEachEvent(session.header.seedLength ?? 0, (event) => {
+    // A log resumed from a checkpoint starts from the inbox its unread prefix left (docs/stores.md).
+    const prefix = session.log.lazyPrefix
+    let from = session.header.seedLength ?? 0
+    if (prefix !== undefined && prefix.length >= from) {
+      this.#lists['next-turn'].push(...prefix.inbox.nextTurn)
+      this.#lists['next-step'].push(...prefix.inbox.nextStep)
+      for (const [key, id] of prefix.inbox.keys) this.#keys.set(key, id)
+      from = prefix.length
+    }
+    session.log.forEachEvent(from, (event) => {
       if (event.type !== 'agent/inbox/spliced') return
       const d = event.data as unknown as CoreEventData['agent/inbox/spliced']
       const problem = this.#validate(d.target, d.start, d.removedCount ?? 0, d.inserted)

@@ -26,8 +26,16 @@ export class RuntimeContextProjection {
   /** Restores the state from the log: the newest owned snapshot that is still a surface node. */
   constructor(session: Session) {
     const nodes = new Set(session.surfaceNodes())
-    // Only user messages can be snapshots: the search skips compact chunk runs without materialising them.
-    for (let seq = session.log.lastOfTypes(USER_MESSAGE); seq >= 0; seq = session.log.lastOfTypes(USER_MESSAGE, 0, seq)) {
+    // Only user messages can be snapshots: the search skips compact chunk runs without materialising them. In a
+    // log resumed from a checkpoint, the unread prefix's plugin messages (kept by the checkpoint) stand for it.
+    const prefix = session.log.lazyPrefix
+    const floor = prefix?.length ?? 0
+    const older = prefix?.pluginMessages(RUNTIME_CONTEXT_PLUGIN) ?? []
+    let k = 0
+    const next = (seq: number): number => (seq >= floor ? session.log.lastOfTypes(USER_MESSAGE, floor, seq) : -1)
+    for (let seq = session.log.lastOfTypes(USER_MESSAGE, floor); ; seq = next(seq)) {
+      if (seq < 0) seq = older[k++] ?? -1
+      if (seq < 0) break
       const event = session.at(seq) as SessionEvent
       if (!isSnapshot(event)) continue
       this.#retained ??= null

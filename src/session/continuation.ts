@@ -179,6 +179,35 @@ function committedIds(log: EventLog, from: number): Set<string> {
   return ids
 }
 
+/**
+ * The claims, restores, queue and committed ids since the last turn start. When that turn started in a resume
+ * checkpoint's unread prefix, the checkpoint's record of it is taken and only the tail is read.
+ */
+function claimsOfLastTurn(log: EventLog, lastStart: number, seedLength: number): { claims: Claim[]; restored: Set<number>; queued: Set<string>; committed: Set<string> } {
+  const prefix = log.lazyPrefix
+  // The turn started in the tail, or the checkpoint recorded the turn it started in.
+  const input = prefix === undefined ? undefined : lastStart >= prefix.length ? { claims: [], restored: [], committed: [] } : prefix.turnInput?.start === lastStart ? prefix.turnInput : undefined
+  if (prefix === undefined || input === undefined || prefix.length < seedLength) {
+    return { ...claimsSince(log, lastStart, seedLength), committed: committedIds(log, lastStart) }
+  }
+  const lists: Record<'next-turn' | 'next-step', UserMessage[]> = { 'next-turn': [...prefix.inbox.nextTurn], 'next-step': [...prefix.inbox.nextStep] }
+  const claims: Claim[] = input.claims.map((c) => ({ seq: c.seq, target: c.target, messages: c.messages }))
+  const restored = new Set(input.restored)
+  const committed = new Set(input.committed)
+  log.forEachEvent(prefix.length, (event) => {
+    if (event.type === 'user/message' && event.seq >= lastStart) committed.add((event.data as unknown as UserMessage).id)
+    if (event.type !== 'agent/inbox/spliced' || event.seq < seedLength) return
+    const d = event.data as unknown as CoreEventData['agent/inbox/spliced']
+    const list = lists[d.target]
+    if (list === undefined) return
+    const removed = list.splice(d.start, d.removedCount ?? 0, ...d.inserted)
+    if (d.restores !== undefined) restored.add(d.restores)
+    if (event.seq >= lastStart && isClaim(d)) claims.push({ seq: event.seq, target: d.target, messages: removed })
+  })
+  const queued = new Set([...lists['next-turn'], ...lists['next-step']].map((m) => m.id))
+  return { claims, restored, queued, committed }
+}
+
 /** True when a next-turn claim made since `from` reached its `user/message`. */
 function committedTurnInput(log: EventLog, from: number, seedLength: number): boolean {
   const { claims } = claimsSince(log, from, seedLength)
@@ -195,8 +224,7 @@ function committedTurnInput(log: EventLog, from: number, seedLength: number): bo
 export function lostInputRestores(log: EventLog, seedLength = 0): CloserEvent[] {
   const lastStart = log.lastOfTypes(TURN_STARTS)
   if (lastStart < 0) return []
-  const { claims, restored, queued } = claimsSince(log, lastStart, seedLength)
-  const committed = committedIds(log, lastStart)
+  const { claims, restored, queued, committed } = claimsOfLastTurn(log, lastStart, seedLength)
   const restores: CloserEvent[] = []
   // Newest claim first, each inserted at the head: older claims end up ahead, as they were queued.
   for (const claim of claims.reverse()) {

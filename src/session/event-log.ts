@@ -1,6 +1,8 @@
 import { HarnessError } from '../errors/harness-error.js'
 import type { StreamChunk } from '../llm/types.js'
+import type { UserMessage } from '../llm/types.js'
 import type { SessionEvent } from './events.js'
+import type { TurnInput } from './resume-fold.js'
 
 /**
  * How a packed payload string becomes a chunk again: a `text-delta` / `reasoning-delta` of one block, or a
@@ -97,15 +99,95 @@ export function chunkEvent(seq: number, time: number, turn: number, step: number
 export type LogRecord = SessionEvent | CompactRun
 
 /**
+ * The first events of a log that a resume checkpoint stands for (docs/stores.md, "Resume checkpoints"): not read
+ * until something asks for one of them. What the checkpoint kept answers without reading: the events in
+ * `kept` and, per event type, the seq of the last one. Anything else reads the whole prefix once ({@link load},
+ * memoised by the source: every copy of the log shares it) and splices it in front of the records read so far.
+ * @internal
+ */
+export interface LazyPrefix {
+  /** Number of events it stands for (the first tail seq). */
+  readonly length: number
+  /** Events the checkpoint holds whole, by seq. */
+  readonly kept: ReadonlyMap<number, SessionEvent>
+  /** Per event type (chunks aside), the seq of its last event in the prefix; a type absent here has none. */
+  readonly lastOfType: ReadonlyMap<string, number>
+  /** The inbox as the prefix's splices leave it (from the seed boundary on): the loop's Inbox goes on from it. */
+  readonly inbox: InboxState
+  /** The input of the last turn started in the prefix, for crash repair. */
+  readonly turnInput?: TurnInput
+  /** Seqs of the prefix's user messages sent by `plugin` (all kept), newest first. */
+  pluginMessages(plugin: string): readonly number[]
+  /**
+   * The prefix itself, read and checked (the same log each call).
+   * @throws HarnessError `SESSION_CORRUPT` when it no longer reads as the checkpoint said
+   */
+  load(): EventLog
+}
+
+/** The two lists of queued input, and the submission keys seen, as a log's splices leave them. @internal */
+export interface InboxState {
+  readonly nextTurn: readonly UserMessage[]
+  readonly nextStep: readonly UserMessage[]
+  /** Submission key → id of the message first sent with it. */
+  readonly keys: readonly (readonly [string, string])[]
+}
+
+/**
  * A session log in compact form (`StoredSession.log`, `SessionOptions.log`): events kept as they are, except
  * streamed chunks, which are kept as compact runs and materialised into events only when read (then cached).
  * `at(seq)` is O(log records), O(1) near the end. Treat it as read-only: a `Session` appends to its own copy.
+ * A log resumed from a checkpoint starts with a {@link LazyPrefix}: its first events are read when first needed.
  */
 export class EventLog {
   #records: LogRecord[] = []
   /** First seq of each record. */
   #starts: number[] = []
   #length = 0
+  /** The unread prefix, until it is read (the records then start at seq 0 again). */
+  #prefix: LazyPrefix | undefined
+  /** Bumped by every change of the records (not by reading the prefix in): what a fold was built against. */
+  #revision = 0
+
+  /** @internal A log of `prefix.length` events not read yet; appends continue after them. */
+  static withPrefix(prefix: LazyPrefix): EventLog {
+    const log = new EventLog()
+    log.#prefix = prefix
+    log.#length = prefix.length
+    return log
+  }
+
+  /** @internal The unread prefix, or undefined when every event is in memory. */
+  get lazyPrefix(): LazyPrefix | undefined {
+    return this.#prefix
+  }
+
+  /** @internal Bumped by every append or replace: two equal revisions of one log hold the same records. */
+  get revision(): number {
+    return this.#revision
+  }
+
+  /** @internal The records after the unread prefix (all of them once it is read; shared: do not mutate). */
+  get tailRecords(): readonly LogRecord[] {
+    return this.#records
+  }
+
+  /** @internal Reads the unread prefix in (once); a no-op for a log without one. */
+  loadPrefix(): void {
+    const prefix = this.#prefix
+    if (prefix === undefined) return
+    const loaded = prefix.load()
+    if (loaded.length !== prefix.length || loaded.#prefix !== undefined) throw new HarnessError(`the resume checkpoint's prefix read back as ${loaded.length} events, not ${prefix.length}`, 'SESSION_CORRUPT')
+    loaded.seal()
+    this.#records = loaded.#records.concat(this.#records)
+    this.#starts = loaded.#starts.concat(this.#starts)
+    this.#prefix = undefined
+  }
+
+  // Whether `seq` lies in the unread prefix (reading it is then the caller's choice).
+  #inPrefix(seq: number): boolean {
+    return this.#prefix !== undefined && seq < this.#prefix.length
+  }
 
   /** Number of events (= the next seq). */
   get length(): number {
@@ -114,11 +196,17 @@ export class EventLog {
 
   /** The records, in seq order (shared: do not mutate). */
   get records(): readonly LogRecord[] {
+    this.loadPrefix()
     return this.#records
   }
 
   /** The event at `seq` (materialised if it is a run member). */
   at(seq: number): SessionEvent | undefined {
+    if (this.#inPrefix(seq)) {
+      const kept = (this.#prefix as LazyPrefix).kept.get(seq)
+      if (kept !== undefined || !Number.isInteger(seq) || seq < 0) return kept
+      this.loadPrefix()
+    }
     const i = this.#find(seq)
     if (i < 0) return undefined
     const record = this.#records[i] as LogRecord
@@ -127,6 +215,11 @@ export class EventLog {
 
   /** The type of the event at `seq`, without materialising it. */
   typeAt(seq: number): string | undefined {
+    if (this.#inPrefix(seq)) {
+      const kept = (this.#prefix as LazyPrefix).kept.get(seq)
+      if (kept !== undefined || !Number.isInteger(seq) || seq < 0) return kept?.type
+      this.loadPrefix()
+    }
     const i = this.#find(seq)
     if (i < 0) return undefined
     const record = this.#records[i] as LogRecord
@@ -135,6 +228,7 @@ export class EventLog {
 
   /** Appends an event (`event.seq` must be the next seq). */
   push(event: SessionEvent): void {
+    this.#revision++
     this.seal()
     this.#records.push(event)
     this.#starts.push(this.#length)
@@ -146,11 +240,13 @@ export class EventLog {
    * provisional `turn/end` that was never published (`Session.settleTurnEnd`).
    */
   replaceEvent(event: SessionEvent): void {
+    if (this.#inPrefix(event.seq)) this.loadPrefix()
     const i = this.#find(event.seq)
     const record = this.#records[i]
     if (record === undefined || record instanceof CompactRun || record.seq !== event.seq) {
       throw new HarnessError(`no whole event at seq ${event.seq} to replace`, 'INVALID_STATE')
     }
+    this.#revision++
     this.#records[i] = event
   }
 
@@ -161,6 +257,7 @@ export class EventLog {
    */
   pushChunk(time: number, turn: number, step: number, chunk: StreamChunk, event?: SessionEvent): void {
     const run = this.#openRun(turn, step)
+    this.#revision++
     const k = run.items.length
     run.times.push(time)
     run.items.push(packedPayload(run, chunk) ?? chunk)
@@ -174,6 +271,7 @@ export class EventLog {
    */
   pushText(time: number, turn: number, step: number, type: 'text-delta' | 'reasoning-delta', index: number, text: string): void {
     const run = this.#openRun(turn, step)
+    this.#revision++
     const t = (run.template ??= { type, index })
     run.times.push(time)
     run.items.push(t.type === type && t.index === index ? text : (Object.freeze({ type, index, text }) as StreamChunk))
@@ -193,6 +291,7 @@ export class EventLog {
 
   /** Appends a whole run (a loaded one: it is sealed, and may be shared with other logs). */
   pushRun(run: CompactRun): void {
+    this.#revision++
     this.seal()
     run.sealed = true
     this.#records.push(run)
@@ -216,6 +315,7 @@ export class EventLog {
     const out: SessionEvent[] = []
     const end = Math.min(to, this.#length)
     if (from >= end) return out
+    if (this.#inPrefix(from)) this.loadPrefix()
     for (let i = Math.max(0, this.#find(from)); i < this.#records.length; i++) {
       const record = this.#records[i] as LogRecord
       const start = this.#starts[i] as number
@@ -232,6 +332,23 @@ export class EventLog {
   /** Seq of the last event in `from` ≤ seq < `before` whose type is in `types` (chunk runs are skipped), or -1. */
   lastOfTypes(types: ReadonlySet<string>, from = 0, before = this.#length): number {
     if (before <= 0) return -1
+    const prefix = this.#prefix
+    if (prefix !== undefined) {
+      if (before < prefix.length || types.has('assistant/chunk')) this.loadPrefix()
+      else {
+        // The tail first; then the checkpoint's last seq per type answers for the whole prefix.
+        const found = this.#lastInRecords(types, Math.max(from, prefix.length), before)
+        if (found >= 0 || from >= prefix.length) return found
+        let last = -1
+        for (const type of types) last = Math.max(last, prefix.lastOfType.get(type) ?? -1)
+        return last >= from ? last : -1
+      }
+    }
+    return this.#lastInRecords(types, from, before)
+  }
+
+  #lastInRecords(types: ReadonlySet<string>, from: number, before: number): number {
+    if (this.#records.length === 0 || before <= (this.#starts[0] as number)) return -1
     for (let i = before >= this.#length ? this.#records.length - 1 : this.#find(before - 1); i >= 0; i--) {
       const record = this.#records[i] as LogRecord
       if ((this.#starts[i] as number) < from) return -1
@@ -242,6 +359,7 @@ export class EventLog {
 
   /** Calls `visit` with every event from `from` on that is not a compact chunk member, in seq order. */
   forEachEvent(from: number, visit: (event: SessionEvent) => void): void {
+    if (this.#inPrefix(from)) this.loadPrefix()
     for (let i = Math.max(0, this.#find(from)); i < this.#records.length; i++) {
       const record = this.#records[i] as LogRecord
       if (!(record instanceof CompactRun) && record.seq >= from) visit(record)
@@ -253,6 +371,7 @@ export class EventLog {
    * chunks, like the crash-repair closers).
    */
   eventsWithoutChunks(from: number): SessionEvent[] {
+    if (this.#inPrefix(from)) this.loadPrefix()
     const out: SessionEvent[] = []
     for (let i = Math.max(0, this.#find(from)); i < this.#records.length; i++) {
       const record = this.#records[i] as LogRecord
@@ -274,6 +393,7 @@ export class EventLog {
     this.#records = source.#records.slice()
     this.#starts = source.#starts.slice()
     this.#length = source.#length
+    this.#prefix = source.#prefix
   }
 
   /** A read-only copy holding the same records (the open run is sealed first, so the copy never grows). */
@@ -283,6 +403,7 @@ export class EventLog {
     copy.#records = this.#records.slice()
     copy.#starts = this.#starts.slice()
     copy.#length = this.#length
+    copy.#prefix = this.#prefix
     return copy
   }
 
@@ -296,11 +417,12 @@ export class EventLog {
     copy.#records = this.#records.map((record) => (record instanceof CompactRun ? record.detached() : record))
     copy.#starts = this.#starts.slice()
     copy.#length = this.#length
+    copy.#prefix = this.#prefix
     return copy
   }
 
   #find(seq: number): number {
-    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#length) return -1
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#length || this.#inPrefix(seq)) return -1
     const starts = this.#starts
     let hi = starts.length - 1
     if ((starts[hi] as number) <= seq) return hi

@@ -16,6 +16,17 @@ export class LogGrammar {
   #nextStep = 1
   readonly #pending = new Set<string>()
 
+  /**
+   * @internal The grammar after `length` events that end at a turn boundary: turn `lastTurn` ended, none open
+   * (where a resume checkpoint's tail starts).
+   */
+  static afterTurn(lastTurn: number, length: number): LogGrammar {
+    const grammar = new LogGrammar()
+    grammar.#lastSeq = length - 1
+    grammar.#nextTurn = lastTurn + 1
+    return grammar
+  }
+
   /** Checks and applies one event. */
   check(event: SessionEvent): string | undefined {
     const problem = this.peek(event)

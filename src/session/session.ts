@@ -86,6 +86,11 @@ export interface SessionOptions {
    * its check built is taken over.
    */
   readonly log?: EventLog
+  /**
+   * @internal The fold of `log`'s unread prefix (a resume checkpoint's, `foldOfCheckpoint`): the session starts
+   * from it and adopts only the records after that prefix.
+   */
+  readonly start?: LogFold
   /** Append `session/end-seed` after the seed (default false: a plain load). */
   readonly endSeed?: boolean
   /** Extra event types to accept in a seed without `ignorable`. */
@@ -146,17 +151,22 @@ export class Session {
     const stored = options.log
     const known = knownTypesOf(options)
     const fold = stored instanceof VerifiedLog ? stored.takeFold(known) : undefined
-    this.#log = fold?.log ?? new EventLog()
-    this.#surface = fold?.surface ?? new Surface()
-    if (fold !== undefined) {
-      this.#header = fold.header
-      this.#context = fold.context
-      this.#lastTurn = fold.lastTurn
-      this.#openTurn = fold.openTurn
+    const start = fold === undefined ? options.start : undefined
+    if (start !== undefined && (start.log.length !== stored?.lazyPrefix?.length || start.log.tailRecords.length > 0)) {
+      throw new HarnessError('a resume fold must stand for exactly the unread prefix of the log it starts', 'INVALID_STATE')
+    }
+    const base = fold ?? start
+    this.#log = base?.log ?? new EventLog()
+    this.#surface = base?.surface ?? new Surface()
+    if (base !== undefined) {
+      this.#header = base.header
+      this.#context = base.context
+      this.#lastTurn = base.lastTurn
+      this.#openTurn = base.openTurn
     }
     if (options.seed !== undefined || stored !== undefined) {
       if (fold === undefined) {
-        for (const record of stored?.records ?? []) {
+        for (const record of (start !== undefined ? stored?.tailRecords : stored?.records) ?? []) {
           if (record instanceof CompactRun) this.#adoptRun(record, known)
           else this.#adopt(record, known)
         }

@@ -12,6 +12,18 @@ export class Surface {
   #generation = 0
   #nextSeq = 0
 
+  /**
+   * @internal A surface as it stood after `nextSeq` events (a resume checkpoint's): `nodes` in history order and
+   * the number of replaces so far.
+   */
+  static restore(nodes: readonly number[], generation: number, nextSeq: number): Surface {
+    const surface = new Surface()
+    surface.#nodes = nodes.slice()
+    surface.#generation = generation
+    surface.#nextSeq = nextSeq
+    return surface
+  }
+
   /** Surface node seqs in history order. */
   get nodes(): readonly number[] {
     return this.#nodes

@@ -25,7 +25,7 @@ export class VerifiedLog extends EventLog {
   /** The event types the check accepted without `ignorable`. */
   readonly known: ReadonlySet<string>
   readonly #length: number
-  readonly #records: number
+  readonly #revision: number
   #fold: LogFold | undefined
 
   /**
@@ -37,7 +37,7 @@ export class VerifiedLog extends EventLog {
     this.copyRecordsOf(checked)
     this.known = known
     this.#length = this.length
-    this.#records = this.records.length
+    this.#revision = this.revision
     this.#fold = fold
   }
 
@@ -48,7 +48,7 @@ export class VerifiedLog extends EventLog {
   takeFold(known: ReadonlySet<string>): LogFold | undefined {
     const fold = this.#fold
     this.#fold = undefined
-    if (fold === undefined || this.#length !== this.length || this.#records !== this.records.length) return undefined
+    if (fold === undefined || this.#length !== this.length || this.#revision !== this.revision) return undefined
     if (this.known !== known) for (const type of this.known) if (!known.has(type)) return undefined
     return fold
   }

@@ -57,6 +57,8 @@ export interface RecordsContext {
   /** The type of the event at `seq`, or undefined where there is none. */
   readonly typeAt: (seq: number) => string | undefined
   readonly judgement: LogJudgement
+  /** The grammar to go on with (a resume checkpoint's tail starts after a turn boundary); a fresh one by default. */
+  readonly grammar?: LogGrammar
 }
 
 // A run of chunks of the open step: seqs [seq0, end), all of one turn and step.
@@ -78,7 +80,7 @@ interface ChunkSpan {
  */
 export function judgeRecords(records: Iterable<SessionEvent | CompactRun>, context: RecordsContext): RecordsVerdict {
   const { locate, typeAt, judgement } = context
-  const grammar = new LogGrammar()
+  const grammar = context.grammar ?? new LogGrammar()
   let endedTurns = 0
   let stepStart = -1
   const spans: ChunkSpan[] = []

@@ -1,5 +1,5 @@
 import type { StreamChunk } from '../llm/types.js'
-import { CompactRun, EventLog, type ChunkTemplate } from '../session/event-log.js'
+import { CompactRun, EventLog, type ChunkTemplate, type LazyPrefix } from '../session/event-log.js'
 import type { SessionEvent } from '../session/events.js'
 import { decodeCompact, freezeParsed } from './chunk-runs.js'
 
@@ -17,8 +17,8 @@ import { decodeCompact, freezeParsed } from './chunk-runs.js'
  * @internal
  */
 export class LogLoader {
-  readonly #log = new EventLog()
-  #length = 0
+  readonly #log: EventLog
+  #length: number
   // The run being gathered (not in the log yet).
   #seq0 = 0
   #turn = 0
@@ -31,6 +31,12 @@ export class LogLoader {
   #number = 0
   // The envelope of the line being read (see #envelope): one object reused for every line.
   readonly #read = { seq: 0, time: 0, turn: 0, step: 0 }
+
+  /** @param prefix - the unread prefix the records continue (a resume checkpoint's), if any: seqs start after it */
+  constructor(prefix?: LazyPrefix) {
+    this.#log = prefix === undefined ? new EventLog() : EventLog.withPrefix(prefix)
+    this.#length = prefix?.length ?? 0
+  }
 
   /** Number of events added so far (= the seq the next record must start at). */
   get length(): number {

@@ -278,9 +278,10 @@ function walkRecords(bytes: Buffer, path: string, expectedId: string | undefined
  * Parses a whole session file by the line rules of {@link walkRecords}, refusing the first defect with
  * `SESSION_CORRUPT` (or `SESSION_VERSION`) naming the file and line. Only a damaged TAIL is repaired (in memory;
  * the caller truncates the file when it writes). Events are not judged here: see `loadSessionFile`.
+ * @param loader - where the records go (one that continues a resume checkpoint's prefix reads a tail: its lines
+ *   follow the header line in `bytes`)
  */
-export function scanSessionFile(bytes: Buffer, path: string, expectedId: string | undefined): ScannedSessionFile {
-  const loader = new LogLoader()
+export function scanSessionFile(bytes: Buffer, path: string, expectedId: string | undefined, loader: LogLoader = new LogLoader()): ScannedSessionFile {
   const sink: RecordSink = {
     get expected() {
       return loader.length

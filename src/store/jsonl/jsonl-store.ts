@@ -22,6 +22,8 @@ import { TextRunBuffer } from './text-run-buffer.js'
 import { copyJsonlPrefix } from './fork-copy.js'
 import { sessionList } from '../session-list.js'
 import { checkSeed, checkSessionId, storedSession } from '../stored-log.js'
+import { JsonlCheckpointer, openFromCheckpoint } from '../resume-jsonl.js'
+import { ResumeFoldTracker } from '../../session/resume-fold.js'
 import type { ForkChild, ForkPoint, SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
 
 /** Options of {@link JsonlStore}. */
@@ -167,7 +169,10 @@ export class JsonlStore implements SessionStore {
       this.#index.record({ ...summaryOf(header, digest, Date.now(), size), content: content.witness() }, true)
       this.#index.mark()
       const texts = this.#content.start(header.id, seed, size)
-      return this.#track(new JsonlWriter(header, path, file, size, seed.length, lock, this.#policy, { index: this.#index, digest, content, texts }))
+      const tracker = new ResumeFoldTracker(header.seedLength ?? 0)
+      for (const event of seed) tracker.observe(event)
+      const checkpointer = new JsonlCheckpointer(this.dir, path, header, tracker)
+      return this.#track(new JsonlWriter(header, path, file, size, seed.length, lock, this.#policy, { index: this.#index, digest, content, texts }, checkpointer))
     } catch (error) {
       lock.release()
       throw error
@@ -182,6 +187,21 @@ export class JsonlStore implements SessionStore {
     let file: FileHandle | undefined
     try {
       file = await openPrivate(path, WRITE_FLAGS, id)
+      // A resume checkpoint that matches the file: only the tail after it is read (docs/stores.md).
+      const committed = committedEvidence(this.#index, id)
+      const resumed = openFromCheckpoint({ dir: this.dir, path, id, fd: file.fd, ...(this.#knownTypes !== undefined ? { knownTypes: this.#knownTypes } : {}), ...(committed !== undefined ? { committed } : {}) })
+      if (resumed !== undefined) {
+        const digest = new SessionDigest()
+        Object.assign(digest, { firstPrompt: resumed.checkpoint.digest.firstPrompt, turns: resumed.checkpoint.digest.turns, lastReason: resumed.checkpoint.digest.lastReason, quarantine: resumed.checkpoint.digest.quarantine })
+        digest.observe(resumed.verified.tailRecords.filter((record): record is SessionEvent => 'type' in record))
+        const checkpointer = new JsonlCheckpointer(this.dir, path, resumed.header, resumed.tracker, undefined, resumed.headerDigest)
+        // The content index's journal normally covers the log already; only when it does not is the (lazy) prefix read.
+        const log = resumed.verified
+        const texts = this.#content.resume(id, { [Symbol.iterator]: () => log.eventsWithoutChunks(0)[Symbol.iterator]() }, resumed.committedBytes)
+        const writer = new JsonlWriter(resumed.header, path, file, resumed.committedBytes, resumed.verified.length, lock, this.#policy, { index: this.#index, digest, content: resumed.content, texts }, checkpointer)
+        this.#index.mark()
+        return Object.assign(storedSession(resumed.header, resumed.verified), { writer: this.#track(writer) })
+      }
       const scanned = await this.#scan(file, path, id)
       if (scanned.tailRepair !== undefined) {
         // Physically drop the torn tail, so the next append continues a well-formed file.
@@ -191,8 +211,13 @@ export class JsonlStore implements SessionStore {
       const digest = new SessionDigest()
       // Chunk runs say nothing a listing needs; skipping them keeps the loaded runs packed.
       digest.observe(scanned.log.eventsWithoutChunks(0))
+      const tracker = new ResumeFoldTracker(scanned.header.seedLength ?? 0)
+      scanned.log.forEachEvent(0, (event) => tracker.observe(event))
+      tracker.skip(scanned.log.length - tracker.length)
+      const checkpointer = new JsonlCheckpointer(this.dir, path, scanned.header, tracker)
+      if (scanned.tailRepair === undefined) checkpointer.checkpointLoaded(file.fd, scanned.committedBytes, scanned.content, digest)
       const texts = this.#content.resume(id, scanned.log.eventsWithoutChunks(0), scanned.committedBytes)
-      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.log.length, lock, this.#policy, { index: this.#index, digest, content: scanned.content, texts })
+      const writer = new JsonlWriter(scanned.header, path, file, scanned.committedBytes, scanned.log.length, lock, this.#policy, { index: this.#index, digest, content: scanned.content, texts }, checkpointer)
       this.#index.mark()
       return Object.assign(stored(scanned), { writer: this.#track(writer) })
     } catch (error) {
@@ -306,8 +331,11 @@ class JsonlWriter implements CompactSessionWriter {
   #size: number
   #indexedSize: number
   #closing: Promise<void> | undefined
+  /** Writes the resume checkpoint after a batch that ends a turn. */
+  readonly #checkpointer: JsonlCheckpointer
 
-  constructor(header: SessionHeader, path: string, file: FileHandle, size: number, nextSeq: number, lock: FileLock, policy: WritePolicy, indexing: WriterIndexing) {
+  constructor(header: SessionHeader, path: string, file: FileHandle, size: number, nextSeq: number, lock: FileLock, policy: WritePolicy, indexing: WriterIndexing, checkpointer: JsonlCheckpointer) {
+    this.#checkpointer = checkpointer
     this.#header = header
     this.#path = path
     this.#policy = policy
@@ -371,7 +399,10 @@ class JsonlWriter implements CompactSessionWriter {
     this.#indexedSize = this.#size
     const { index, digest, content } = this.#indexing
     // The witness covers exactly the bytes the size vouches for; a digest that lost track is left out, never wrong.
-    const witness = content.bytes === this.#size ? { content: content.witness() } : {}
+    // After an open from a resume checkpoint the running digest does not cover the file: the checkpoint's
+    // witness of the first bytes still holds.
+    const frozen = this.#checkpointer.frozenWitness
+    const witness = content.bytes === this.#size ? { content: content.witness() } : frozen !== undefined ? { content: frozen } : {}
     index.record({ ...summaryOf(this.#header, digest, Date.now(), this.#size), ...witness })
   }
 
@@ -403,6 +434,7 @@ class JsonlWriter implements CompactSessionWriter {
     this.#indexing.content.update(text, length)
     this.#indexing.texts?.committed(batch, this.#size)
     if (this.#indexing.digest.observe(batch)) this.#index()
+    this.#checkpointer.committed(batch, text, this.#size, this.#indexing.content, this.#indexing.digest)
   }
 }
 
