@@ -1,6 +1,7 @@
 import { createHarness, type HarnessOptions } from '../harness/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
+import { ClaimPolicy } from './claim-policy.js'
 import { SessionTask, type WorkerEvent } from './session-task.js'
 
 /** Options of {@link runWorker}: the harness a worker builds (adapters, tools, plugins, …) plus its own. */
@@ -73,8 +74,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     else if (event.type === 'error') summary.errors++
     onEvent?.(event)
   }
+  const policy = new ClaimPolicy(store)
   const ctx = {
     harness,
+    holdsInput: (id: string) => policy.holdsInput(id),
+    idle: () => wake(),
     store,
     agentDefaults: {
       ...(provider !== undefined ? { provider } : {}),
@@ -107,22 +111,22 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     while (!stopped()) {
       pending = false
       const free = concurrency - tasks.size
-      if (free > 0) {
-        try {
-          const now = Date.now()
-          for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
-          for (const claim of await store.claimSessions(free, { exclude: [...backoff.keys(), ...tasks.keys()] })) {
-            const task = new SessionTask(claim.id, ctx)
-            const done = task.run().then((opened) => {
-              if (!opened) backoff.set(claim.id, Date.now() + FAILED_BACKOFF_MS)
-              if (tasks.get(claim.id)?.task === task) tasks.delete(claim.id)
-              wake()
-            })
-            tasks.set(claim.id, { task, done })
-          }
-        } catch (error) {
-          report({ type: 'error', code: error instanceof HarnessError ? error.code : 'WORKER_FAILED', message: (error as Error).message })
+      try {
+        const now = Date.now()
+        for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
+        // A crash continuation runs alone here (claim-policy.ts): the policy says what may be claimed now.
+        for (const claim of await policy.next(free, tasks, [...backoff.keys()])) {
+          const task = new SessionTask(claim.id, ctx, claim.continuation)
+          if (claim.continuation) void task.continued.then(() => (policy.continued(claim.id), wake()))
+          const done = task.run().then((opened) => {
+            if (!opened) backoff.set(claim.id, Date.now() + FAILED_BACKOFF_MS)
+            if (tasks.get(claim.id)?.task === task) tasks.delete(claim.id)
+            wake()
+          })
+          tasks.set(claim.id, { task, done })
         }
+      } catch (error) {
+        report({ type: 'error', code: error instanceof HarnessError ? error.code : 'WORKER_FAILED', message: (error as Error).message })
       }
       if (pending || stopped()) continue
       await new Promise<void>((resolve) => {
