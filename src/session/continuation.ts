@@ -144,9 +144,8 @@ function ranAlone(log: EventLog, continues: number, from: number, before: number
  * the counted interruptions, and the crashes left uncounted because other sessions shared the process.
  */
 export function quarantineReason(work: InterruptedWork): string {
-  const uncounted = work.uncounted.length === 0 ? '' : `; not counted: turn${work.uncounted.length === 1 ? '' : 's'} ${work.uncounted.join(', ')}, interrupted while other sessions shared the process`
-  const turns = `turn${work.interruptions.length === 1 ? '' : 's'} ${work.interruptions.join(', ')}`
-  return `the same work was interrupted ${work.interruptions.length} times in a row (${turns}; a continuation counts only when it ran alone in its process${uncounted})`
+  const uncounted = work.uncounted.length === 0 ? '' : `; not counted: turns ${work.uncounted.join(', ')}, interrupted while other sessions shared the process`
+  return `the same work was interrupted ${work.interruptions.length} times in a row (turns ${work.interruptions.join(', ')}): only the original turn and continuations that ran alone in their process count${uncounted}`
 }
 
 function turnStartOf(log: EventLog, turn: number, before: number): number {

@@ -59,8 +59,8 @@ it('POISON-COUNT: continuations that shared their process are not counted; alone
   const mark = events.find((e) => e.type === 'session/quarantined')?.data as { reason: string; interruptions: number[] }
   expect(mark.interruptions).toEqual([1, 7, 8])
   expect(mark.reason).toBe(
-    'the same work was interrupted 3 times in a row (turns 1, 7, 8; a continuation counts only when it ran alone in its process; ' +
-      'not counted: turns 2, 3, 4, 5, 6, interrupted while other sessions shared the process)',
+    'the same work was interrupted 3 times in a row (turns 1, 7, 8): only the original turn and continuations that ran alone in their process count; ' +
+      'not counted: turns 2, 3, 4, 5, 6, interrupted while other sessions shared the process',
   )
   expect(events.filter((e) => e.type === 'session/continued-alone').map((e) => e.data)).toEqual([{ continues: 6 }, { continues: 7 }])
 })

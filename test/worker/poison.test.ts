@@ -102,7 +102,7 @@ it('POISON-FLEET: at concurrency 4, a session whose tool kills its worker every 
     expect(verifySessionLog(poison).problems).toEqual([])
     const marks = poison.filter((e) => e.type === 'session/quarantined')
     expect(marks).toHaveLength(1)
-    expect((marks[0]?.data as { reason: string }).reason).toMatch(new RegExp(`interrupted ${K} times in a row \\(turns 1, 2; a continuation counts only when it ran alone`))
+    expect((marks[0]?.data as { reason: string }).reason).toMatch(new RegExp(`interrupted ${K} times in a row \\(turns 1, 2\\): only the original turn and continuations that ran alone in their process count`))
     expect(marks[0]?.data).toMatchObject({ turn: K, interruptions: [1, 2] })
     expect(poison.filter((e) => e.type === 'turn/start' && (e.data as { continues?: number }).continues !== undefined)).toHaveLength(K - 1)
     expect(poison.filter((e) => e.type === 'session/continued-alone')).toHaveLength(K - 1)
