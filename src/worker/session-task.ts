@@ -80,8 +80,8 @@ export class SessionTask {
   }
 
   /**
-   * Settles once the work this task was claimed to continue alone has ended: the continuation and the turns
-   * for input its log already held (at once when the session did not open, or there was nothing to continue).
+   * Settles once the continuation this task was claimed to run alone has ended (at once when the session did not
+   * open, or there was nothing to continue).
    */
   get continued(): Promise<void> {
     return this.#continued
@@ -136,7 +136,7 @@ export class SessionTask {
     this.#ctx.report({ type: 'claimed', sessionId: this.#id, epoch: writer?.epoch ?? 0, queued: agent.inbox.nextTurn.length, ...(this.#alone ? { alone: true as const } : {}) })
     try {
       agent.wake()
-      void agent.whenIdle().then(() => this.#endContinued())
+      this.#untilContinuationEnds(agent)
       await this.#serve(agent)
     } catch (error) {
       if (!isLeaseLost(error)) this.#error(error)
@@ -145,6 +145,25 @@ export class SessionTask {
       this.#endContinued()
     }
     return true
+  }
+
+  /**
+   * Settles {@link continued} when the continuation turn resume started has ended (its `turn/end`: the work it
+   * carried on is done, or a crash took the process anyway), or at once when the agent is idle: the turns for
+   * input queued behind it are ordinary turns and run beside other sessions again.
+   */
+  #untilContinuationEnds(agent: Agent): void {
+    if (!this.#alone || agent.status === 'idle') return this.#endContinued()
+    const from = agent.session.length
+    const off = this.#ctx.harness.hooks.on('session/event', ({ session, event }) => {
+      if (session !== agent.session || event.type !== 'turn/end' || event.seq < from) return
+      off()
+      this.#endContinued()
+    })
+    void agent.whenIdle().then(() => {
+      off()
+      this.#endContinued()
+    })
   }
 
   async #serve(agent: Agent): Promise<void> {
