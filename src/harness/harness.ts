@@ -4,7 +4,7 @@ import type { HookRegistrar, ListenerErrorReporter } from '../hooks/types.js'
 import { LlmRegistry } from '../llm/registry.js'
 import type { LlmAdapter } from '../llm/types.js'
 import { endsInsideTurn, forkChild } from '../session/fork-point.js'
-import { activeQuarantine, interruptedWork, QUARANTINE_LIFTED, QUARANTINED, type InterruptedWork } from '../session/continuation.js'
+import { activeQuarantine, CONTINUED_ALONE, interruptedWork, QUARANTINE_LIFTED, QUARANTINED, quarantineReason, type InterruptedWork } from '../session/continuation.js'
 import { repairEventsOfLog } from '../session/repair.js'
 import { eventLogOf } from '../session/event-log.js'
 import type { EventRecord, SessionEvent } from '../session/events.js'
@@ -61,6 +61,13 @@ export interface ResumeOptions extends Partial<AgentOptions> {
    * quarantined instead of continued (default 3; at least 1).
    */
   readonly quarantineAfter?: number
+  /**
+   * The continuation runs alone in this process: nothing else runs here until it ends, so a crash that
+   * interrupts it again counts toward `quarantineAfter` (it is logged as `session/continued-alone`). A
+   * continuation that shares its process is not counted: a bystander of a poison session must not reach the
+   * quarantine by dying with it. Default: true when no other agent of this harness is running a turn now.
+   */
+  readonly alone?: boolean
 }
 
 /** The harness: registries, hooks, store, and the agents created from them. */
@@ -247,7 +254,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     },
     async resumeAgent(sessionId, resumeOptions = {}) {
       checkOpen()
-      const { interrupted = 'continue', force = false, quarantineAfter = 3, ...overrides } = resumeOptions
+      const { interrupted = 'continue', force = false, quarantineAfter = 3, alone = ![...agents].some((a) => a.status === 'running'), ...overrides } = resumeOptions
       if (interrupted !== 'continue' && interrupted !== 'close') throw new HarnessError(`interrupted must be 'continue' or 'close', got ${JSON.stringify(interrupted)}`, 'INVALID_CONFIG')
       if (!Number.isSafeInteger(quarantineAfter) || quarantineAfter < 1) throw new HarnessError(`quarantineAfter must be a positive integer, got ${String(quarantineAfter)}`, 'INVALID_CONFIG')
       const stored = await store.open(sessionId)
@@ -262,7 +269,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         if (quarantine !== undefined && !force) throw quarantined(sessionId, quarantine)
         const work = interrupted === 'continue' ? interruptedWork(session.log, { mayRerun: mayRerun(tools), seedLength: stored.header.seedLength ?? 0 }) : undefined
         if (work !== undefined && work.endedBy === 'interrupted' && quarantine === undefined && !force && work.interruptions.length >= quarantineAfter) {
-          const reason = `the same work was interrupted ${work.interruptions.length} times in a row (turns ${work.interruptions.join(', ')})`
+          const reason = quarantineReason(work)
           stored.writer.append(quarantineEvent(session, reason, work))
           await stored.writer.flush()
           throw quarantined(sessionId, reason)
@@ -282,7 +289,11 @@ export function createHarness(options: HarnessOptions = {}): Harness {
           session.append(QUARANTINE_LIFTED, { reason: quarantine, by: 'force' })
           await stored.writer.flush()
         }
-        if (work !== undefined) agent.continueInterrupted(work)
+        if (work !== undefined) {
+          // Before the continuation's turn/start, so any durable prefix that holds the turn holds the mark too.
+          if (alone) session.append(CONTINUED_ALONE, { continues: work.turn }, { ignorable: true })
+          agent.continueInterrupted(work)
+        }
         return agent
       } catch (error) {
         await stored.writer.close()

@@ -15,6 +15,7 @@ import type { SessionEvent } from '../session/events.js'
 import type { SessionStore } from '../store/types.js'
 import { submissionState, type SubmissionState } from '../views/submission.js'
 import { quarantineOf } from '../views/quarantine.js'
+import { endsCutOff } from '../session/continuation.js'
 import type {
   ApprovalVerdict,
   NewSessionOptions,
@@ -106,6 +107,8 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
   #closed = false
   /** Set by {@link drain}: input is refused while the running turns finish. */
   #draining = false
+  /** Settles when the last crash continuation started here has ended: the next one waits for it. */
+  #continuing: Promise<void> = Promise.resolve()
 
   constructor(options: LocalSessionHostOptions) {
     this.#options = options
@@ -384,10 +387,30 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
     // A session recorded with a provider this server does not serve continues on the server's default route.
     const served = recorded !== undefined && this.harness.llm.adapter(recorded.provider) !== undefined
     const route = served ? {} : { provider: this.#options.defaults.provider, model: this.#options.defaults.model }
-    const agent = await this.harness.resumeAgent(id, force ? { ...route, force } : route)
+    // Crash continuations run one at a time (docs/scaling.md, "Poison sessions and bystanders"): one that starts
+    // with no other turn running here runs alone and its crash counts toward quarantine; one that shares the
+    // process is not counted. Two crash continuations never overlap, so a poison one never takes another down.
+    const ended = endsCutOff(stored.events) ? await this.#continuationSlot() : undefined
+    let agent: Agent
+    try {
+      agent = await this.harness.resumeAgent(id, force ? { ...route, force } : route)
+    } catch (error) {
+      ended?.(Promise.resolve())
+      throw error
+    }
+    ended?.(agent.whenIdle())
     const system = this.#systems.get(id)
     if (system !== undefined) agent.ctx.prompt.section('persona', { order: 0, text: system })
     return this.#adopt(agent)
+  }
+
+  /** Waits for the crash continuation before; the returned function hands over when this one's work has ended. */
+  async #continuationSlot(): Promise<(until: Promise<void>) => void> {
+    const previous = this.#continuing
+    let done!: () => void
+    this.#continuing = new Promise<void>((resolve) => (done = resolve))
+    await previous
+    return (until) => void until.then(done, done)
   }
 
   #adopt(agent: Agent): Hosted {

@@ -25,12 +25,18 @@ export interface InterruptedWork {
   /** The interrupted turn the continuation carries on (the last of {@link interruptions}). */
   readonly turn: number
   /**
-   * The same work's crash interruptions in a row, oldest first: the original turn and every continuation of it
-   * that a crash interrupted again (counted since the last lifted quarantine). A clean shutdown (the agent
-   * disposed mid-turn: a deploy, SIGTERM past its grace) is carried on too, but is no sign of poison: it is
-   * not counted.
+   * The same work's crash interruptions in a row that count toward quarantine, oldest first (since the last
+   * lifted quarantine): the original turn, and every continuation of it that ran alone in its process
+   * ({@link CONTINUED_ALONE}) and was interrupted again. A clean shutdown (the agent disposed mid-turn: a
+   * deploy, SIGTERM past its grace) is carried on too, but is no sign of poison: it is not counted.
    */
   readonly interruptions: readonly number[]
+  /**
+   * Continuations of the same work that a crash interrupted while other sessions ran in the same process, oldest
+   * first: not counted, since any of those sessions may have killed the process (a bystander of a poison
+   * session must never reach the quarantine by sharing its dying processes).
+   */
+  readonly uncounted: readonly number[]
   /** How the turn carried on ended: `interrupted` (crash repair) or `shutdown` (aborted `{kind:'disposed'}`). */
   readonly endedBy: 'interrupted' | 'shutdown'
   /**
@@ -46,11 +52,18 @@ export interface InterruptedWork {
 export const QUARANTINED = 'session/quarantined'
 /** Lifts the last quarantine (`resumeAgent(id, { force: true })`); interruptions are counted afresh after it. */
 export const QUARANTINE_LIFTED = 'session/quarantine-lifted'
+/**
+ * Written (ignorable, data `{ continues: N }`) just before a continuation turn that runs alone in its process:
+ * nothing else runs there until it ends, so a crash that interrupts it was caused by its own work and counts
+ * toward quarantine. A continuation without it shared its process, and its crash is not counted.
+ */
+export const CONTINUED_ALONE = 'session/continued-alone'
 
 const TURN_STARTS: ReadonlySet<string> = new Set(['turn/start'])
 const TURN_ENDS: ReadonlySet<string> = new Set(['turn/end'])
 const QUARANTINE_MARKS: ReadonlySet<string> = new Set([QUARANTINED, QUARANTINE_LIFTED])
 const LIFTS: ReadonlySet<string> = new Set([QUARANTINE_LIFTED])
+const ALONE_MARKS: ReadonlySet<string> = new Set([CONTINUED_ALONE])
 
 /** Whether the session's last quarantine is still in force: the reason logged with it, else `undefined`. */
 export function activeQuarantine(log: EventLog): string | undefined {
@@ -76,21 +89,26 @@ export function interruptedWork(log: EventLog, options: { readonly mayRerun: (to
   // Walk back through `continues` links: the chain of turns that carried the same work on.
   // The last turn is always in it (it is what the continuation carries on); a lifted quarantine ends the walk, and
   // only turns after the lift count as interruptions.
-  const chain: { start: number; turn: number; crashed: boolean }[] = []
+  const chain: Link[] = []
   for (let start = lastStart, crashed = endedBy === 'interrupted'; ; ) {
     const data = log.at(start)?.data as CoreEventData['turn/start']
-    chain.unshift({ start, turn: data.turn, crashed: crashed && start > lifted })
-    if (data.continues === undefined) break
+    if (data.continues === undefined) {
+      chain.unshift({ start, turn: data.turn, crashed: crashed && start > lifted, alone: true })
+      break
+    }
     const previous = turnStartOf(log, data.continues, start)
+    const previousEnd = previous < 0 ? -1 : log.lastOfTypes(TURN_ENDS, previous, start)
+    chain.unshift({ start, turn: data.turn, crashed: crashed && start > lifted, alone: ranAlone(log, data.continues, Math.max(0, previousEnd), start) })
     if (previous < 0 || previous < lifted) break
-    crashed = stoppedBy(log.at(log.lastOfTypes(TURN_ENDS, previous, start))) === 'interrupted'
+    crashed = stoppedBy(log.at(previousEnd)) === 'interrupted'
     start = previous
   }
   const first = chain[0] as { start: number; turn: number }
   const events = log.eventsWithoutChunks(first.start)
   return {
     turn: (chain[chain.length - 1] as { turn: number }).turn,
-    interruptions: interruptionsInARow(chain),
+    interruptions: chain.filter((c) => c.crashed && c.alone).map((c) => c.turn),
+    uncounted: chain.filter((c) => c.crashed && !c.alone).map((c) => c.turn),
     endedBy,
     inputCommitted: committedTurnInput(log, first.start, options.seedLength ?? 0),
     reruns: rerunCalls(events, log, options.mayRerun),
@@ -105,9 +123,29 @@ function stoppedBy(event: SessionEvent | undefined): 'interrupted' | 'shutdown' 
   return undefined
 }
 
-/** The crash-interrupted turns at the end of the chain, oldest first (a shutdown in between breaks no run). */
-function interruptionsInARow(chain: readonly { turn: number; crashed: boolean }[]): number[] {
-  return chain.filter((c) => c.crashed).map((c) => c.turn)
+/** One turn of a chain of continuations. `alone`: the original turn, or a continuation that ran alone. */
+interface Link {
+  readonly start: number
+  readonly turn: number
+  readonly crashed: boolean
+  readonly alone: boolean
+}
+
+/** Whether a {@link CONTINUED_ALONE} mark for turn `continues` lies in [from, before). */
+function ranAlone(log: EventLog, continues: number, from: number, before: number): boolean {
+  for (let at = log.lastOfTypes(ALONE_MARKS, from, before); at >= 0; at = log.lastOfTypes(ALONE_MARKS, from, at)) {
+    if ((log.at(at)?.data as { continues?: unknown } | undefined)?.continues === continues) return true
+  }
+  return false
+}
+
+/**
+ * Why resume quarantines `work` (logged with `session/quarantined`, shown by `sessions`, `inspect` and the page):
+ * the counted interruptions, and the crashes left uncounted because other sessions shared the process.
+ */
+export function quarantineReason(work: InterruptedWork): string {
+  const uncounted = work.uncounted.length === 0 ? '' : `; not counted: turns ${work.uncounted.join(', ')}, interrupted while other sessions shared the process`
+  return `the same work was interrupted ${work.interruptions.length} times in a row (turns ${work.interruptions.join(', ')}): only the original turn and continuations that ran alone in their process count${uncounted}`
 }
 
 function turnStartOf(log: EventLog, turn: number, before: number): number {
@@ -235,4 +273,17 @@ export function lostInputRestores(log: EventLog, seedLength = 0): CloserEvent[] 
     restores.push({ type: 'agent/inbox/spliced', data: data as unknown as JsonValue })
   }
   return restores
+}
+
+/**
+ * Whether a stored log's last turn was cut off by a crash: it is still open (repair will close it `interrupted`),
+ * or repair closed it so and nothing carried it on yet. A host resuming such a session starts a crash continuation.
+ */
+export function endsCutOff(events: readonly SessionEvent[]): boolean {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as SessionEvent
+    if (event.type === 'turn/start') return true
+    if (event.type === 'turn/end') return stoppedBy(event) === 'interrupted'
+  }
+  return false
 }

@@ -3,7 +3,7 @@ import type { SessionEvent } from '../session/events.js'
 
 /** A quarantine in force: why, and where the log says so. */
 export interface QuarantineFact {
-  /** The reason logged with the quarantine (e.g. "the same work was interrupted 3 times in a row (turns 4, 5, 6)"). */
+  /** The reason logged with the quarantine (e.g. "the same work was interrupted 3 times in a row (turns 4, 5, 6): only the original turn and continuations that ran alone in their process count"). */
   readonly reason: string
   /** Seq of the `session/quarantined` event. */
   readonly seq: number

@@ -1,6 +1,7 @@
 import { createHarness, type HarnessOptions } from '../harness/harness.js'
 import { HarnessError } from '../errors/harness-error.js'
 import type { PostgresStore } from '../store/postgres/postgres-store.js'
+import { ClaimPolicy } from './claim-policy.js'
 import { SessionTask, type WorkerEvent } from './session-task.js'
 import { SlotBook } from './slots.js'
 
@@ -85,8 +86,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   }
   // An idle session frees its slot at once: the next claim may take it (evicting the session if it does).
   const slots = new SlotBook(concurrency, wake)
+  const policy = new ClaimPolicy(store)
   const ctx = {
     harness,
+    holdsInput: (id: string) => policy.holdsInput(id),
+    idle: () => wake(),
     store,
     agentDefaults: {
       ...(provider !== undefined ? { provider } : {}),
@@ -114,27 +118,30 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     while (!stopped()) {
       pending = false
       const free = slots.free
-      if (free > 0) {
-        try {
-          const now = Date.now()
-          for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
-          const claims = await store.claimSessions(free, { exclude: [...backoff.keys(), ...tasks.keys()] })
-          const started = claims.map((claim) => ({ id: claim.id, holder: new SessionTask(claim.id, ctx) }))
-          // An idle session that took input back while the claim was in flight keeps its slot: the surplus goes back.
-          const fit = slots.admit(started)
-          for (const { id } of started.slice(fit)) await store.releaseClaim(id)
-          for (const { id, holder: task } of started.slice(0, fit)) {
-            const done = task.run().then((opened) => {
-              if (!opened) backoff.set(id, Date.now() + FAILED_BACKOFF_MS)
-              slots.closed(id)
-              if (tasks.get(id)?.task === task) tasks.delete(id)
-              wake()
-            })
-            tasks.set(id, { task, done })
-          }
-        } catch (error) {
-          report({ type: 'error', code: error instanceof HarnessError ? error.code : 'WORKER_FAILED', message: (error as Error).message })
+      try {
+        const now = Date.now()
+        for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
+        // A crash continuation runs alone here (claim-policy.ts): the policy says what may be claimed now.
+        const claims = await policy.next(free, tasks, [...backoff.keys()])
+        const started = claims.map((claim) => ({ id: claim.id, claim, holder: new SessionTask(claim.id, ctx, claim.continuation) }))
+        // An idle session that took input back while the claim was in flight keeps its slot: the surplus goes back.
+        const fit = slots.admit(started)
+        for (const { id, claim } of started.slice(fit)) {
+          if (claim.continuation) policy.continued(id)
+          await store.releaseClaim(id)
         }
+        for (const { id, claim, holder: task } of started.slice(0, fit)) {
+          if (claim.continuation) void task.continued.then(() => (policy.continued(id), wake()))
+          const done = task.run().then((opened) => {
+            if (!opened) backoff.set(id, Date.now() + FAILED_BACKOFF_MS)
+            slots.closed(id)
+            if (tasks.get(id)?.task === task) tasks.delete(id)
+            wake()
+          })
+          tasks.set(id, { task, done })
+        }
+      } catch (error) {
+        report({ type: 'error', code: error instanceof HarnessError ? error.code : 'WORKER_FAILED', message: (error as Error).message })
       }
       if (pending || stopped()) continue
       await new Promise<void>((resolve) => {

@@ -6,7 +6,14 @@ import type { PostgresStore } from '../store/postgres/postgres-store.js'
 
 /** Something a worker did or met, for logs and tests (one JSON line each in `ledgerloop worker`). */
 export type WorkerEvent =
-  | { readonly type: 'claimed'; readonly sessionId: string; readonly epoch: number; readonly queued: number }
+  | {
+      readonly type: 'claimed'
+      readonly sessionId: string
+      readonly epoch: number
+      readonly queued: number
+      /** Claimed to continue a crashed turn alone: this worker runs nothing else until that continuation ends. */
+      readonly alone?: true
+    }
   | { readonly type: 'input'; readonly sessionId: string; readonly kinds: readonly string[] }
   | { readonly type: 'released'; readonly sessionId: string; readonly status: 'idle' | 'pending' }
   | { readonly type: 'quarantined'; readonly sessionId: string; readonly message: string }
@@ -32,6 +39,10 @@ export interface SessionTaskContext {
   report(event: WorkerEvent): void
   /** The worker's slots: told when the session goes idle and asked before it takes work again. */
   readonly slots: { idle(id: string): void; busy(id: string): boolean }
+  /** True while this session must leave new turns' input in the inbox (another one continues alone here). */
+  holdsInput(sessionId: string): boolean
+  /** A turn ended while input was held: the worker may be able to claim a waiting continuation now. */
+  idle(): void
 }
 
 /**
@@ -44,7 +55,11 @@ export class SessionTask {
   readonly #id: string
   readonly #ctx: SessionTaskContext
   readonly #moving = new Set<string>()
+  readonly #alone: boolean
+  readonly #continued: Promise<void>
+  #endContinued!: () => void
   #agent: Agent | undefined
+  #opened = false
   #lost = false
   #stopping = false
   #evicted = false
@@ -54,10 +69,26 @@ export class SessionTask {
   /**
    * @param id - a session this worker's store has claimed
    * @param ctx - the worker
+   * @param alone - claimed to continue a crashed turn alone (`resumeAgent({ alone: true })`)
    */
-  constructor(id: string, ctx: SessionTaskContext) {
+  constructor(id: string, ctx: SessionTaskContext, alone = false) {
     this.#id = id
     this.#ctx = ctx
+    this.#alone = alone
+    this.#continued = new Promise<void>((resolve) => (this.#endContinued = resolve))
+  }
+
+  /** Opening, or running a turn: a worker claims a crash continuation only when none of its tasks is busy. */
+  get busy(): boolean {
+    return !this.#opened || this.#agent?.status === 'running'
+  }
+
+  /**
+   * Settles once the continuation this task was claimed to run alone has ended (at once when the session did not
+   * open, or there was nothing to continue).
+   */
+  get continued(): Promise<void> {
+    return this.#continued
   }
 
   /** New input may be waiting (a NOTIFY named this session). */
@@ -95,9 +126,12 @@ export class SessionTask {
       // "Resume anyway" asked through serve: resume with force (lifting the quarantine in this lease's log), and
       // take the request back only once that resume is durable, so a crash in between leaves it for the next.
       const force = await store.forcedResume(this.#id, 'check')
-      agent = await harness.resumeAgent(this.#id, force ? { ...agentDefaults, force } : agentDefaults)
+      // Alone or not is this worker's promise, not a guess: the policy keeps everything else here still.
+      agent = await harness.resumeAgent(this.#id, { ...agentDefaults, alone: this.#alone, ...(force ? { force } : {}) })
       if (force) await store.forcedResume(this.#id, 'clear')
     } catch (error) {
+      this.#opened = true
+      this.#endContinued()
       // A claim that ran out before it was opened (this process stalled) belongs to someone else now.
       if (isLeaseLost(error)) this.leaseLost(error as HarnessError, 'open')
       else if (isQuarantined(error)) this.#ctx.report({ type: 'quarantined', sessionId: this.#id, message: (error as Error).message })
@@ -107,17 +141,39 @@ export class SessionTask {
       return false
     }
     this.#agent = agent
+    this.#opened = true
     const writer = store.writerOf(this.#id)
-    this.#ctx.report({ type: 'claimed', sessionId: this.#id, epoch: writer?.epoch ?? 0, queued: agent.inbox.nextTurn.length })
+    this.#ctx.report({ type: 'claimed', sessionId: this.#id, epoch: writer?.epoch ?? 0, queued: agent.inbox.nextTurn.length, ...(this.#alone ? { alone: true as const } : {}) })
     try {
       agent.wake()
+      this.#untilContinuationEnds(agent)
       await this.#serve(agent)
     } catch (error) {
       if (!isLeaseLost(error)) this.#error(error)
     } finally {
       await this.#release(agent)
+      this.#endContinued()
     }
     return true
+  }
+
+  /**
+   * Settles {@link continued} when the continuation turn resume started has ended (its `turn/end`: the work it
+   * carried on is done, or a crash took the process anyway), or at once when the agent is idle: the turns for
+   * input queued behind it are ordinary turns and run beside other sessions again.
+   */
+  #untilContinuationEnds(agent: Agent): void {
+    if (!this.#alone || agent.status === 'idle') return this.#endContinued()
+    const from = agent.session.length
+    const off = this.#ctx.harness.hooks.on('session/event', ({ session, event }) => {
+      if (session !== agent.session || event.type !== 'turn/end' || event.seq < from) return
+      off()
+      this.#endContinued()
+    })
+    void agent.whenIdle().then(() => {
+      off()
+      this.#endContinued()
+    })
   }
 
   async #serve(agent: Agent): Promise<void> {
@@ -145,6 +201,8 @@ export class SessionTask {
       ran = agent.status === 'running'
       if (agent.status === 'running') {
         await this.#waitFor(pollMs, agent)
+        // (Read again: the wait may have ended the turn.)
+        if (!this.busy && this.#ctx.holdsInput(this.#id)) this.#ctx.idle()
         continue
       }
       if (this.#evicted) return
@@ -160,7 +218,10 @@ export class SessionTask {
 
   /** Moves waiting inbox rows into the log, in order, deleting them in the flush that makes them durable. */
   async #moveInput(agent: Agent): Promise<number> {
-    const rows = (await this.#ctx.store.pendingInput(this.#id)).filter((r) => !this.#moving.has(r.id))
+    const rows = heldBack(
+      (await this.#ctx.store.pendingInput(this.#id)).filter((r) => !this.#moving.has(r.id)),
+      this.#ctx.holdsInput(this.#id) ? agent.status : undefined,
+    )
     if (rows.length === 0 || this.#lost) return 0
     // An evicted session leaves the rows in the inbox, where they make it claimable again at once.
     if (!this.#ctx.slots.busy(this.#id)) return 0
@@ -227,6 +288,17 @@ export class SessionTask {
     const code = error instanceof HarnessError ? error.code : 'WORKER_FAILED'
     this.#ctx.report({ type: 'error', sessionId: this.#id, code, message: error instanceof Error ? error.message : String(error) })
   }
+}
+
+/**
+ * The rows that may move now. While input is held (`status` given) nothing may start a turn: into a running turn
+ * the leading steers and cancels still move (they start none), the rest waits in the inbox, in order.
+ */
+function heldBack(rows: readonly InboxRow[], status: 'idle' | 'running' | undefined): readonly InboxRow[] {
+  if (status === undefined) return rows
+  if (status === 'idle') return []
+  const stop = rows.findIndex((r) => r.input.kind !== 'steer' && r.input.kind !== 'cancel')
+  return stop < 0 ? rows : rows.slice(0, stop)
 }
 
 function isLeaseLost(error: unknown): boolean {

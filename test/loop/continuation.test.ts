@@ -278,6 +278,8 @@ describe('DURABLE-CONTINUE: what the continuation does', () => {
     expect(tail).toEqual([
       ['step/end', { turn: 2, step: 2 }],
       ['turn/end', { turn: 2, reason: { kind: 'interrupted' } }],
+      // Nothing else runs in this harness: the continuation runs alone, and a crash of it would count.
+      ['session/continued-alone', { continues: 2 }],
       ['turn/start', { turn: 3, continues: 2 }],
       ['turn/end', { turn: 3, reason: { kind: 'completed' } }],
     ])

@@ -5,8 +5,9 @@
  *
  * Runs `runWorker` with a scripted model: in a session whose conversation mentions "poison" it calls the
  * `crash` tool, whose body SIGKILLs this process (a segfault, an OOM kill) — in the first turn and in every
- * continuation of it, so the same work kills its worker every time; everywhere else it calls `note` and then
- * answers. Every worker event is printed as one JSON line on stdout.
+ * continuation of it, so the same work kills its worker every time; everywhere else a turn is several steps
+ * long (`note` three times, a model delay each, then an answer), so bystanders are mid-turn when the poison
+ * kills the process they share with it. Every worker event is printed as one JSON line on stdout.
  */
 import { z } from 'zod'
 import { defineTool, scriptedAdapter } from '../../src/index.js'
@@ -31,12 +32,22 @@ const crash = defineTool({
 })
 const note = defineTool({ name: 'note', description: 'Takes a note', parameters: z.object({ text: z.string() }), execute: ({ text }) => `noted ${text}` })
 
+/** Notes taken in the current turn: assistant messages since the last prompt (a user message of text). */
+function stepsSoFar(request: GenerateOptions): number {
+  let steps = 0
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const m = request.messages[i]
+    if (m?.role === 'assistant') steps++
+    else if (m?.role === 'user' && m.content.some((c) => c.type === 'text')) break
+  }
+  return steps
+}
+
 function script(request: GenerateOptions) {
   const said = JSON.stringify(request.messages)
   if (said.includes('poison')) return { text: 'Trying.', toolCalls: [{ name: 'crash', arguments: {} }] }
-  const last = request.messages[request.messages.length - 1]
-  if (last?.content[last.content.length - 1]?.type === 'tool-result') return { text: ['Noted', ' it.'], delayMs: 5 }
-  return { text: 'Let me note that.', toolCalls: [{ name: 'note', arguments: { text: 'work' } }], delayMs: 5 }
+  if (stepsSoFar(request) >= 3) return { text: ['Noted', ' it.'], delayMs: 20 }
+  return { text: 'Let me note that.', toolCalls: [{ name: 'note', arguments: { text: 'work' } }], delayMs: 60 }
 }
 
 const store = new PostgresStore({ connectionString: url, schema, leaseMs: Number(leaseText), ownerId: `${tag}:${process.pid}` })

@@ -55,6 +55,8 @@ export interface TakeoverReport {
   continuations: number
   /** Milliseconds from each SIGKILL to the first continuation turn in a session the killed worker owned. */
   killToContinuationMs: number[]
+  /** For every session a kill cut off mid-turn: kill → its own continuation's start (crash continuations run alone, one after another per worker). */
+  killToEachContinuationMs: number[]
   problems: string[]
 }
 
@@ -111,6 +113,7 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
     elapsedMs: 0,
     continuations: 0,
     killToContinuationMs: [],
+    killToEachContinuationMs: [],
     problems: [],
   }
   try {
@@ -238,6 +241,10 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
       const starts = kill.sessions.flatMap((id) => (logs.get(id) ?? []).filter((e) => e.type === 'turn/start' && (e.data as { continues?: number }).continues !== undefined && e.time >= kill.at))
       const first = Math.min(...starts.map((e) => e.time))
       if (Number.isFinite(first)) report.killToContinuationMs.push(first - kill.at)
+      for (const id of kill.sessions) {
+        const own = starts.filter((e) => (logs.get(id) ?? []).includes(e))
+        if (own.length > 0) report.killToEachContinuationMs.push(Math.min(...own.map((e) => e.time)) - kill.at)
+      }
     }
     const troubled = new Set(report.problems.map((p) => p.split(':')[0]))
     for (const w of workers) {

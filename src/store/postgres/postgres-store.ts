@@ -15,6 +15,7 @@ import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBacken
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
 import { migrateSchema, storeTables, type StoreTables } from './schema.js'
 import { listSessions } from './session-listing.js'
+import { claimSessionRows, waitingContinuations, type ClaimKind } from './claim-queries.js'
 import { Readiness, withStoreErrors, writeFailure } from './pg-errors.js'
 import { PostgresCheckpointBlobs } from './checkpoint-blobs.js'
 
@@ -53,6 +54,8 @@ export type LeaseLostListener = (sessionId: string, error: HarnessError, during:
 export interface SessionClaim {
   readonly id: string
   readonly epoch: number
+  /** Its owner went away mid-turn (or a forced resume waits): opening it continues a crashed turn. */
+  readonly continuation: boolean
 }
 
 interface ClaimedRow {
@@ -361,30 +364,25 @@ export class PostgresStore implements SessionStore {
    * owner died or stalled: the session needs repair and may hold queued work), or a release marked `pending`.
    * One statement with `FOR UPDATE SKIP LOCKED`, so concurrent workers never claim the same session. Each
    * claim's lease is renewed with this store's writers; open it with `open` (or `harness.resumeAgent`).
-   * `exclude` skips sessions the caller does not want now (e.g. ones that just failed to open).
+   * `exclude` skips sessions the caller does not want now (e.g. ones that just failed to open). `kind`
+   * (default `any`): `continuations` claims only sessions whose owner went away mid-turn (or that wait for a
+   * forced resume), `others` all but those; each claim says which it is (`continuation`).
    */
-  async claimSessions(limit: number, options: { readonly exclude?: readonly string[] } = {}): Promise<SessionClaim[]> {
+  async claimSessions(limit: number, options: { readonly exclude?: readonly string[]; readonly kind?: ClaimKind } = {}): Promise<SessionClaim[]> {
     if (!Number.isSafeInteger(limit) || limit <= 0) return []
     await this.#ready
-    const t = this.tables
-    const claimed = await this.#pool.query<{ id: string; epoch: number }>(
-      `WITH c AS (
-         SELECT s.id FROM ${t.sessions} s
-         WHERE ((s.owner IS NOT NULL AND s.lease_until < now())
-            OR (s.owner IS NULL AND (s.status = 'pending' OR EXISTS (SELECT 1 FROM ${t.inbox} i WHERE i.session_id = s.id))))
-         AND s.status <> 'quarantined' AND NOT (s.id = ANY($4::text[]))
-         ORDER BY s.updated_at
-         LIMIT $1
-         FOR UPDATE SKIP LOCKED)
-       UPDATE ${t.sessions} s SET owner = $2, epoch = s.epoch + 1, lease_until = now() + $3 * interval '1 millisecond'
-       FROM c WHERE s.id = c.id
-       RETURNING s.id, s.epoch`,
-      // Never a session this store still serves: a stalled owner's own expired lease is renewed or fenced, not re-claimed.
-      [limit, this.ownerId, this.leaseMs, [...(options.exclude ?? []), ...this.#writers.keys(), ...this.#claims.keys()]],
-    )
-    for (const row of claimed.rows) this.#claims.set(row.id, row.epoch)
+    // Never a session this store still serves: a stalled owner's own expired lease is renewed or fenced, not re-claimed.
+    const exclude = [...(options.exclude ?? []), ...this.#writers.keys(), ...this.#claims.keys()]
+    const rows = await claimSessionRows(this.#pool, this.tables, { limit, ownerId: this.ownerId, leaseMs: this.leaseMs, exclude, kind: options.kind ?? 'any' })
+    for (const row of rows) this.#claims.set(row.id, row.epoch)
     this.#armRenewal()
-    return claimed.rows.map((r) => ({ id: r.id, epoch: r.epoch }))
+    return rows.map((r) => ({ id: r.id, epoch: r.epoch, continuation: r.continuation }))
+  }
+
+  /** How many claimable sessions (not served here, not in `exclude`) wait for a crash continuation. */
+  async waitingContinuations(exclude: readonly string[] = []): Promise<number> {
+    await this.#ready
+    return waitingContinuations(this.#pool, this.tables, [...exclude, ...this.#writers.keys(), ...this.#claims.keys()])
   }
 
   /** Gives back a claim that was not opened (e.g. its log failed to load), marking it `status`. */
