@@ -18,15 +18,25 @@ export function storeCheckpointSink(blobs: CheckpointBlobStore | undefined, sess
   // Hashes known durable in this store, and writes under way (keepAhead's and saveBlobs' own).
   const durable = new Set<string>()
   const writing = new Map<string, Promise<void>>()
-  const put = (saved: ReadonlyMap<string, Buffer>): Promise<void> => {
+  // Of those, the ones staged for the store's next log commit.
+  const staging = new Set<string>()
+  // `ahead`: nothing waits for these yet, so they may ride the store's next log commit (putWithNextCommit).
+  const put = (saved: ReadonlyMap<string, Buffer>, ahead = false): Promise<void> => {
     const fresh = new Map([...saved].filter(([hash]) => !durable.has(hash) && !writing.has(hash)))
     const waits = [...saved.keys()].flatMap((hash) => (writing.has(hash) ? [writing.get(hash) as Promise<void>] : []))
+    if (!ahead && blobs !== undefined) {
+      // A blob waiting for the next commit is needed now: put it (the store makes it durable at once).
+      const staged = new Map([...saved].filter(([hash]) => staging.has(hash)))
+      if (staged.size > 0) waits.push(blobs.put(staged))
+    }
     if (fresh.size > 0 && blobs !== undefined) {
-      const write = blobs.put(fresh).then(() => {
+      const later = ahead && blobs.putWithNextCommit !== undefined
+      if (later) for (const hash of fresh.keys()) staging.add(hash)
+      const write = (later ? (blobs.putWithNextCommit as NonNullable<typeof blobs.putWithNextCommit>).call(blobs, fresh) : blobs.put(fresh)).then(() => {
         for (const hash of fresh.keys()) durable.add(hash)
       })
       const settled = write.finally(() => {
-        for (const hash of fresh.keys()) writing.delete(hash)
+        for (const hash of fresh.keys()) writing.delete(hash), staging.delete(hash)
       })
       for (const hash of fresh.keys()) writing.set(hash, settled)
       waits.push(settled)
@@ -43,7 +53,7 @@ export function storeCheckpointSink(blobs: CheckpointBlobStore | undefined, sess
     },
     keepAhead(_sessionId, saved) {
       // Nobody waits for this one; a failure only means the next saveBlobs writes the blob itself.
-      put(saved).catch(() => undefined)
+      put(saved, true).catch(() => undefined)
     },
     record(sessionId, record) {
       const data: CheckpointFilesData = { ...record, paths: record.files.map((file) => file.path) }

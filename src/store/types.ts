@@ -156,6 +156,12 @@ export interface CheckpointBlobStore {
    * again. The caller vouches that each key is the SHA-256 of its bytes.
    */
   put(blobs: ReadonlyMap<string, Uint8Array>): Promise<void>
+  /**
+   * Optional: stores blobs that nothing needs yet (the bytes a tool just wrote: the pre-image of the file's next
+   * change) with the store's next log commit instead of a commit of their own; resolves once they are durable. A
+   * `put` of the same hash before that commit makes it durable at once. Without it, callers use `put`.
+   */
+  putWithNextCommit?(blobs: ReadonlyMap<string, Uint8Array>): Promise<void>
   /** The stored blob of `hash`, or undefined when none is stored. */
   get(hash: string): Promise<Buffer | undefined>
 }

@@ -271,6 +271,7 @@ export class JsonlStore implements SessionStore {
   async close(): Promise<void> {
     const results = await Promise.allSettled([...this.#writers].map((w) => w.close()))
     this.#index.close()
+    await this.checkpointBlobs.close()
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failed !== undefined) throw failed.reason
   }

@@ -18,7 +18,7 @@ import { sessionList } from '../session-list.js'
 import { checkSeed, checkSessionId, storedSession, validateStoredLog } from '../stored-log.js'
 import type { ForkChild, ForkPoint, SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
 import { copySqlitePrefix } from './fork-copy.js'
-import { SqliteCheckpointBlobs } from './checkpoint-blobs.js'
+import { SqliteCheckpointBlobs, type StagedBlobs } from './checkpoint-blobs.js'
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {
@@ -57,7 +57,7 @@ interface ListingRow {
 /** The write path's prepared statement and transaction, kept for the connection's life. */
 interface WritePath {
   readonly insert: Database.Statement
-  readonly commit: Database.Transaction<(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[]) => void>
+  readonly commit: Database.Transaction<(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: () => void) => void>
 }
 
 /** Inserts the stored records of one batch, each as one row keyed by its first seq. */
@@ -268,17 +268,21 @@ export class SqliteStore implements SessionStore {
   /** @internal One flush: a single BEGIN IMMEDIATE transaction that checks the lease and the next seq. */
   commitBatch(id: string, holder: LockHolder, batch: readonly SessionEvent[]): void {
     const first = batch[0] as SessionEvent
+    // Checkpoint blobs staged for the next commit ride this one (checkpoint-blobs.ts).
+    let staged: StagedBlobs | undefined
     try {
-      this.#commit(id, holder, first, batch)
+      this.#commit(id, holder, first, batch, () => (staged = this.checkpointBlobs.insertStaged()))
     } catch (error) {
+      ;(staged as StagedBlobs | undefined)?.rolledBack()
       // The transaction rolled back: nothing of the batch is stored, and the next flush retries it.
       throw storeError(error, this.path, `writing session '${id}'`, true)
     }
+    ;(staged as StagedBlobs | undefined)?.committed()
   }
 
-  #commit(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[]): void {
+  #commit(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: () => void): void {
     const write = this.#writePath()
-    write.commit.immediate(id, holder, first, batch)
+    write.commit.immediate(id, holder, first, batch, alongside)
   }
 
   /**
@@ -293,7 +297,7 @@ export class SqliteStore implements SessionStore {
     const advance = db.prepare(
       'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason), quarantine = CASE WHEN ? THEN ? ELSE quarantine END WHERE id = ?',
     )
-    const commit = db.transaction((id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[]) => {
+    const commit = db.transaction((id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: () => void) => {
       const row = lease.get(id) as Pick<SessionRow, 'next_seq' | 'lease_owner'> | undefined
       if (row === undefined) throw notFound(id, this.path)
       if (parseHolder(row.lease_owner ?? '')?.token !== holder.token) {
@@ -308,6 +312,7 @@ export class SqliteStore implements SessionStore {
       // A quarantine mark sets the column (a lift clears it); without one it stays as it was.
       const mark = lastQuarantineMark(batch)
       advance.run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, mark !== undefined ? 1 : 0, mark?.reason ?? null, id)
+      alongside()
     })
     this.#write = { insert, commit }
     return this.#write

@@ -4,7 +4,7 @@ import { HarnessError } from '../../errors/harness-error.js'
 import { defineTool, type DefinedTool } from '../define-tool.js'
 import type { CheckpointSlot } from '../checkpoint.js'
 import type { ToolOutput } from '../types.js'
-import { checkpointBeforeChange, readPreImage, sinkOf, type RecordChange } from './file-checkpoint.js'
+import { checkpointBeforeChange, openWithPreImage, readPreImage, sinkOf, type RecordChange } from './file-checkpoint.js'
 import { fsError } from './fs-errors.js'
 import type { ResolvedToolLimits } from './limits.js'
 import { ensureParents, openBeneath } from './open-beneath.js'
@@ -40,12 +40,19 @@ export function writeFileTool(workspace: Workspace, limits: ResolvedToolLimits, 
       if (data.length > limits.maxWriteBytes) throw tooLarge(given, data.length, limits.maxWriteBytes, 'written')
       const sink = sinkOf(checkpoints, ctx)
       let recordChange: RecordChange | undefined
+      // An existing file is opened once, for its pre-image and for the write.
+      const pre = sink !== undefined ? await openWithPreImage(workspace, given, limits.maxFileBytes) : undefined
       if (sink !== undefined) {
-        const before = await readPreImage(workspace, given, limits.maxFileBytes)
-        recordChange = await checkpointBeforeChange(sink, ctx, 'write_file', workspace, before)
+        try {
+          const before = pre !== undefined ? pre.before : await readPreImage(workspace, given, limits.maxFileBytes)
+          recordChange = await checkpointBeforeChange(sink, ctx, 'write_file', workspace, before)
+        } catch (error) {
+          await pre?.opened.handle.close()
+          throw error
+        }
       }
-      await ensureParents(workspace, given)
-      const { handle, rel, created } = await openBeneath(workspace, given, 'write')
+      if (pre === undefined) await ensureParents(workspace, given)
+      const { handle, rel, created } = pre?.opened ?? (await openBeneath(workspace, given, 'write'))
       let writing = false
       try {
         if (!(await handle.stat()).isFile()) throw new HarnessError(`${JSON.stringify(given)} is not a regular file`, 'NOT_A_FILE')
