@@ -92,6 +92,30 @@ export function createHookBus<M>(options: HookBusOptions = {}): HookBus<M> {
     return list.filter((r) => r.scope === undefined || r.scope === scope)
   }
 
+  // The middleware chain of a waterfall with listeners: each listener gets the payload and `next`.
+  const chain = async <K extends KeysOfMode<M, 'waterfall'>>(
+    name: K,
+    payload: PayloadOf<M[K]>,
+    terminal: (payload: PayloadOf<M[K]>) => ResultOf<M[K]> | Promise<ResultOf<M[K]>>,
+    scope: string | undefined,
+  ): Promise<ResultOf<M[K]>> => {
+    const list = visible(name, scope)
+    type P = typeof payload
+    const run = async (index: number, current: P): Promise<ResultOf<M[K]>> => {
+      const reg = list[index]
+      if (reg === undefined) return await terminal(current)
+      let called = false
+      const next = (replaced?: P): Promise<ResultOf<M[K]>> => {
+        if (called) return Promise.reject(new Error(`'${name}' listener called next() twice`))
+        called = true
+        return run(index + 1, replaced === undefined ? current : replaced)
+      }
+      const listener = reg.listener as (p: P, n: typeof next) => unknown
+      return (await listener(current, next)) as ResultOf<M[K]>
+    }
+    return await run(0, payload)
+  }
+
   const bus: HookBus<M> = {
     on(name, listener, opts) {
       return register(name, listener as AnyListener, opts, undefined)
@@ -120,24 +144,17 @@ export function createHookBus<M>(options: HookBusOptions = {}): HookBus<M> {
         ;(reg.listener as (p: unknown) => unknown)(payload)
       }
     },
-    async waterfall(name, payload, terminal, scope) {
-      // Fast path (runs several times per step): no listener, no chain to build.
-      if (!table.has(name)) return await terminal(payload)
-      const list = visible(name, scope)
-      type P = typeof payload
-      const run = async (index: number, current: P): Promise<ResultOf<M[typeof name]>> => {
-        const reg = list[index]
-        if (reg === undefined) return await terminal(current)
-        let called = false
-        const next = (replaced?: P): Promise<ResultOf<M[typeof name]>> => {
-          if (called) return Promise.reject(new Error(`'${name}' listener called next() twice`))
-          called = true
-          return run(index + 1, replaced === undefined ? current : replaced)
+    waterfall(name, payload, terminal, scope) {
+      // Fast path (runs several times per step): no listener, no chain to build, and no async frame of its own
+      // (the caller's await is the only tick). A terminal that throws rejects, as it does inside the chain.
+      if (!table.has(name)) {
+        try {
+          return Promise.resolve(terminal(payload))
+        } catch (error) {
+          return Promise.reject(error)
         }
-        const listener = reg.listener as (p: P, n: typeof next) => unknown
-        return (await listener(current, next)) as ResultOf<M[typeof name]>
       }
-      return await run(0, payload)
+      return chain(name, payload, terminal, scope)
     },
     async serial(name, payload, scope) {
       for (const reg of visible(name, scope)) {

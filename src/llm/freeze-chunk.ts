@@ -84,12 +84,20 @@ function copyPlain(value: unknown, depth: number): JsonValue | undefined {
   return Object.freeze(out)
 }
 
+/** @internal What {@link takeTextDelta} hands a text or reasoning delta's parts to. */
+export interface TextDeltaSink {
+  text(type: 'text-delta' | 'reasoning-delta', index: number, text: string): void
+}
+
 /**
  * @internal When `chunk` is a plain text or reasoning delta with exactly its usual keys (`type`, `index`, a safe
- * integer, `text`, a string), calls `take` with its parts, each read once, and returns true; else false and
+ * integer, `text`, a string), calls `sink.text` with its parts, each read once, and returns true; else false and
  * nothing is read but its keys and type. The loop's way to log the most common chunk without copying it.
+ * The sink is an object with a method rather than a callback: the loop's sink is one instance per attempt of a
+ * class, so the call site sees one long-lived method (V8 keeps its optimised code when the attempt's objects are
+ * collected), where a fresh closure per attempt would be a call target that dies with the attempt.
  */
-export function takeTextDelta(chunk: StreamChunk, take: (type: 'text-delta' | 'reasoning-delta', index: number, text: string) => void): boolean {
+export function takeTextDelta(chunk: StreamChunk, sink: TextDeltaSink): boolean {
   if (typeof chunk !== 'object' || chunk === null || Object.getPrototypeOf(chunk) !== Object.prototype || !hasExactKeys(chunk, TEXT_KEYS)) return false
   const c = chunk as unknown as Record<string, unknown>
   const type = c['type']
@@ -98,6 +106,6 @@ export function takeTextDelta(chunk: StreamChunk, take: (type: 'text-delta' | 'r
   if (typeof index !== 'number' || !Number.isSafeInteger(index) || Object.is(index, -0)) return false
   const text = c['text']
   if (typeof text !== 'string') return false
-  take(type, index, text)
+  sink.text(type, index, text)
   return true
 }

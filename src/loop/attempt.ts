@@ -5,7 +5,7 @@
 import { HarnessError } from '../errors/harness-error.js'
 import { snapshotJson } from '../json/lossless.js'
 import { BlockAssembler } from '../llm/block-assembler.js'
-import { frozenChunkCopy, takeTextDelta } from '../llm/freeze-chunk.js'
+import { frozenChunkCopy, takeTextDelta, type TextDeltaSink } from '../llm/freeze-chunk.js'
 import { LlmError } from '../llm/llm-error.js'
 import { draftAssistantMessage } from '../llm/messages.js'
 import type { PreparedCall } from '../llm/registry.js'
@@ -49,26 +49,10 @@ export async function attempt(loop: LoopContext, at: StepContext, parts: Request
   const { turn, step, signal } = at
   const history = session.historyView()
   const { request, prepared } = await buildRequest(loop, at, parts, history.messages)
-  const assembler = new BlockAssembler()
-  const chunkSeqs: number[] = []
+  const intake = new ChunkIntake(session, turn, step, signal)
+  const { assembler, chunkSeqs } = intake
   try {
-    // Two closures per attempt, none per chunk. Text deltas, most of a stream, go in as their parts: no chunk
-    // object, no copy.
-    const onText = (type: 'text-delta' | 'reasoning-delta', index: number, text: string): void => {
-      chunkSeqs.push(session.appendText(turn, step, type, index, text))
-      assembler.pushText(type, index, text)
-    }
-    await loop.llm.pump(request, prepared, (streamed: StreamChunk) => {
-      signal.throwIfAborted()
-      if (takeTextDelta(streamed, onText)) return
-      // The log and the assembler share one frozen chunk (a copy when the adapter yields unfrozen objects);
-      // one that is not lossless JSON goes to the log as is, which refuses it with the reason.
-      const copy = frozenChunkCopy(streamed)
-      const chunk = copy ?? streamed
-      // Kept compact in the log: no event object unless a listener or the store asks for one.
-      chunkSeqs.push(session.appendChunk(turn, step, chunk, copy !== undefined))
-      assembler.push(chunk)
-    }, history)
+    await loop.llm.pump(request, prepared, (streamed: StreamChunk) => intake.chunk(streamed), history)
     signal.throwIfAborted()
   } catch (error) {
     if (signal.aborted) appendInterrupted(session, assembler, request, chunkSeqs, turn, step)
@@ -95,6 +79,48 @@ export async function attempt(loop: LoopContext, at: StepContext, parts: Request
   const data = usage !== undefined ? { turn, step, message, usage } : { turn, step, message }
   session.append('assistant/message', Object.freeze(data), { surfaceOp: APPEND, sourceEventSeqs: Object.freeze(chunkSeqs) })
   return { kind: 'finished', message, truncated: finish.kind === 'max-tokens' }
+}
+
+/**
+ * One attempt's streamed chunks on their way into the log and the assembler. Its methods, not closures made per
+ * attempt, are what the stream calls for every chunk: the call targets live as long as the code does, so V8's
+ * optimised code for the chunk path survives the attempts' objects being collected (a closure per attempt
+ * inlined into that code would take the code down with it at the next full GC).
+ */
+class ChunkIntake implements TextDeltaSink {
+  readonly assembler = new BlockAssembler()
+  readonly chunkSeqs: number[] = []
+  readonly #session: Session
+  readonly #turn: number
+  readonly #step: number
+  readonly #signal: AbortSignal
+
+  constructor(session: Session, turn: number, step: number, signal: AbortSignal) {
+    this.#session = session
+    this.#turn = turn
+    this.#step = step
+    this.#signal = signal
+  }
+
+  /** A streamed chunk: checked for a cancel, then logged and assembled. */
+  chunk(streamed: StreamChunk): void {
+    this.#signal.throwIfAborted()
+    // Text deltas, most of a stream, go in as their parts: no chunk object, no copy.
+    if (takeTextDelta(streamed, this)) return
+    // The log and the assembler share one frozen chunk (a copy when the adapter yields unfrozen objects);
+    // one that is not lossless JSON goes to the log as is, which refuses it with the reason.
+    const copy = frozenChunkCopy(streamed)
+    const chunk = copy ?? streamed
+    // Kept compact in the log: no event object unless a listener or the store asks for one.
+    this.chunkSeqs.push(this.#session.appendChunk(this.#turn, this.#step, chunk, copy !== undefined))
+    this.assembler.push(chunk)
+  }
+
+  /** A text or reasoning delta, as its parts. */
+  text(type: 'text-delta' | 'reasoning-delta', index: number, text: string): void {
+    this.chunkSeqs.push(this.#session.appendText(this.#turn, this.#step, type, index, text))
+    this.assembler.pushText(type, index, text)
+  }
 }
 
 /** What a cancelled stream had produced, as an interrupted message citing its chunks (nothing when empty). */
@@ -127,7 +153,8 @@ async function buildRequest(
   // A shallow freeze is deep here: the logged header's parts (its `stop` array) are frozen, and the initial
   // proposal holds primitives only.
   const seed = Object.freeze(loop.headerLogged && persisted !== undefined ? requestProposal(persisted) : initialProposal(loop, persisted))
-  const proposed = await hooks.waterfall('agent/request', { agent: loop.agent, turn: at.turn, step: at.step, signal }, () => seed, loop.agent.id)
+  // Without a listener the seed is the proposal: no payload, no tick.
+  const proposed = !hooks.has('agent/request') ? seed : await hooks.waterfall('agent/request', { agent: loop.agent, turn: at.turn, step: at.step, signal }, () => seed, loop.agent.id)
   signal.throwIfAborted()
   if (typeof proposed?.provider !== 'string' || proposed.provider === '' || typeof proposed.model !== 'string' || proposed.model === '') {
     throw new HarnessError('agent/request produced a config without provider or model', 'INVALID_CONFIG')

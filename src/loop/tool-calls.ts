@@ -65,7 +65,8 @@ export async function executeToolCalls(ctx: ToolBatchContext, blocks: readonly T
     const tool = ctx.tools.get(call.name)
     const parallel = tool !== undefined && isConcurrencySafe(tool, call.arguments)
     if (!parallel) {
-      await commitReady(slots.length) // an exclusive call is a barrier: everything before it commits first
+      // An exclusive call is a barrier: everything before it commits first (nothing to wait for before the first).
+      if (committed < slots.length) await commitReady(slots.length)
     } else {
       // Rolling pool: wait for ANY running body, not the oldest one.
       for (let running = runningBodies(slots); running.length >= ctx.maxParallel; running = runningBodies(slots)) {
@@ -151,7 +152,7 @@ async function startCall(ctx: ToolBatchContext, call: ToolCall, callSeq: number,
 
 /** Post-execute, then the `tool/result` append citing its call, then the result's contexts. */
 async function commit(ctx: ToolBatchContext, slot: Slot, outcome: ToolCallResult): Promise<boolean> {
-  const result = await postExecuteToolCall(ctx, slot.call, outcome)
+  const result = ctx.hooks.has('tools/post-execute') ? await postExecuteToolCall(ctx, slot.call, outcome) : outcome
   appendResult(ctx, slot.call.callId, slot.callSeq, result)
   for (const m of result.additionalContexts ?? []) ctx.acceptContext(m)
   return result.concludesTurn === true && !result.isError

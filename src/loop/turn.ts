@@ -3,6 +3,7 @@
 // error. The order of its parts is §3 (with the pre-step that may open each step, §4), its end reasons §7, what
 // it contains §8. Read after driver.ts; each step is step.ts.
 import { HarnessError } from '../errors/harness-error.js'
+import type { JsonValue } from '../json/lossless.js'
 import type { InterruptedWork } from '../session/continuation.js'
 import type { TurnEndReason } from '../session/events.js'
 import { interruptedTurnClosers, type CloserEvent } from '../session/repair.js'
@@ -64,6 +65,9 @@ export async function runTurn(loop: LoopContext, activity: TurnActivity, signal:
   let ending: StepOutcome | TurnEndReason = CONTINUE
   let target: InboxTarget = continuation?.inputCommitted === true ? 'next-step' : 'next-turn'
   let durable = true
+  // True while every opened step is closed and every tool call answered, as they are whenever the body below
+  // finishes without a throw: the turn's end is then its only closer, and the turn is not scanned for more.
+  let balanced = continuation === undefined
   try {
     for (;;) {
       signal.throwIfAborted()
@@ -105,6 +109,7 @@ export async function runTurn(loop: LoopContext, activity: TurnActivity, signal:
       target = 'next-step'
     }
   } catch (error) {
+    balanced = false
     stop(activity)
     if (signal.aborted) {
       ending = { kind: 'aborted', reason: cancelCauseOf(signal.reason) }
@@ -114,7 +119,7 @@ export async function runTurn(loop: LoopContext, activity: TurnActivity, signal:
     }
     throw error
   } finally {
-    closeTurn(loop, turnStartSeq, ending.kind === 'continue' ? COMPLETED : ending, turn, activity.step)
+    closeTurn(loop, turnStartSeq, ending.kind === 'continue' ? COMPLETED : ending, turn, activity.step, balanced)
     durable = await flushTurnEnd(loop, turn, activity.step)
   }
   return durable ? 'next' : 'stop'
@@ -138,13 +143,12 @@ async function preStep(loop: LoopContext, target: InboxTarget, at: StepContext):
   const assembly = assemble(loop, signal)
   const tools = loop.tools.schemas()
   const context = loop.runtimeContext.project(joinContextSections(assembly.contexts), assembly.contexts)
-  const decision: PreStepDecision = await loop.hooks.waterfall(
-    'agent/pre-step',
-    { agent: loop.agent, messages: claimed, turn: at.turn, step: at.step, signal },
-    // The snapshot is added only by the default: a listener that answers itself drops it for this step.
-    () => ({ kind: 'enter', messages: context !== undefined ? [...claimed, context] : claimed }),
-    loop.agent.id,
-  )
+  // The snapshot is added only by the default: a listener that answers itself drops it for this step.
+  const enter = (): PreStepDecision => ({ kind: 'enter', messages: context !== undefined ? [...claimed, context] : claimed })
+  // Without a listener the default decides at once: no payload, no tick.
+  const decision: PreStepDecision = !loop.hooks.has('agent/pre-step')
+    ? enter()
+    : await loop.hooks.waterfall('agent/pre-step', { agent: loop.agent, messages: claimed, turn: at.turn, step: at.step, signal }, enter, loop.agent.id)
   signal.throwIfAborted()
   if (decision?.kind === 'reject') return { kind: 'reject' }
   if (decision?.kind !== 'enter' || !Array.isArray(decision.messages)) {
@@ -174,8 +178,10 @@ function stop(activity: TurnActivity): 'stop' {
  * and committed anyway, because a turn left open would refuse every later turn; one the store refuses twice
  * leaves the turn open in memory for {@link closeStaleTurn} to close before the next turn.
  */
-function closeTurn(loop: LoopContext, turnStartSeq: number, reason: TurnEndReason, turn: number, step: number): void {
-  for (const closer of closersFrom(loop, turnStartSeq, reason)) if (!writeCloser(loop, closer, turn, step)) return
+function closeTurn(loop: LoopContext, turnStartSeq: number, reason: TurnEndReason, turn: number, step: number, balanced: boolean): void {
+  // A balanced turn needs exactly the closer the scan would find: its `turn/end` with this reason.
+  const closers = balanced ? [{ type: 'turn/end', data: { turn, reason } as unknown as JsonValue }] : closersFrom(loop, turnStartSeq, reason)
+  for (const closer of closers) if (!writeCloser(loop, closer, turn, step)) return
 }
 
 /** One closer, through the guards first; over a veto, unguarded; a store that failed once gets one more try. */
