@@ -43,6 +43,7 @@ export interface MicroResult {
 export const MICRO_BENCHES: readonly MicroBench[] = [
   { issue: 25, script: 'bench/micro/replay-adapter.ts', args: ['--rounds', '21', '--json'], timeoutMs: 300_000 },
   { issue: 30, script: 'bench/micro/fork.ts', args: ['--runs', '5', '--json'], timeoutMs: 600_000 },
+  { issue: 30, script: 'bench/micro/content-search.ts', args: ['--runs', '5', '--json'], timeoutMs: 3_600_000 },
 ]
 
 /** Runs every micro bench once, in its own process (the scripts pair and repeat internally). */
