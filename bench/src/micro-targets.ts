@@ -47,6 +47,7 @@ export const MICRO_BENCHES: readonly MicroBench[] = [
   { issue: 30, script: 'bench/micro/reopen.ts', args: ['--runs', '5', '--json'], timeoutMs: 1_200_000 },
   { issue: 29, script: 'bench/micro/checkpoints.ts', args: ['--rounds', '21', '--json'], timeoutMs: 900_000 },
   { issue: 30, script: 'bench/micro/loop-pair.ts', args: ['--rounds', '7', '--json'], timeoutMs: 900_000 },
+  { issue: 30, script: 'bench/micro/content-search.ts', args: ['--runs', '5', '--json'], timeoutMs: 3_600_000 },
 ]
 
 /** Runs every micro bench once, in its own process (the scripts pair and repeat internally). */

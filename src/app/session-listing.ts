@@ -10,6 +10,8 @@ import type { SessionStore, SessionSummary } from '../store/types.js'
 export interface SessionQuery {
   /** Case-insensitive part of the title or first prompt, or a prefix of the id ('' or absent: every session). */
   readonly search?: string
+  /** Text of the sessions' prompts, answers or tool output (the store's `list({ grep })`); rows then carry `match`. */
+  readonly grep?: string
   /** At most this many rows (default: all). */
   readonly limit?: number
   /** Rows to skip first, for paging (default 0). */
@@ -38,7 +40,10 @@ export interface SessionMatches {
  * ```
  */
 export async function listSessions(store: Pick<SessionStore, 'list'>, query: SessionQuery = {}): Promise<SessionMatches> {
-  const search = query.search !== undefined && query.search !== '' ? { search: query.search } : {}
+  const search = {
+    ...(query.search !== undefined && query.search !== '' ? { search: query.search } : {}),
+    ...(query.grep !== undefined && query.grep.trim() !== '' ? { grep: query.grep } : {}),
+  }
   const page = { ...(query.offset !== undefined ? { offset: query.offset } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) }
   const keep = query.keep
   if (keep === undefined) {

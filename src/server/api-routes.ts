@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { grepQuerySchema } from './content-search-schema.js'
 import { checkSession } from '../views/session-check.js'
 import { requestWithDiff } from '../views/request-view.js'
 import { summarizeLog } from '../views/session-summary.js'
@@ -87,7 +88,7 @@ const textBody = {
 export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { input, feed, directory } = ctx
 
-  app.get<{ Querystring: { status?: SessionRunStatus; q?: string; limit: number; offset: number } }>(
+  app.get<{ Querystring: { status?: SessionRunStatus; q?: string; grep?: string; limit: number; offset: number } }>(
     '/api/sessions',
     {
       schema: {
@@ -99,6 +100,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
           properties: {
             status: { type: 'string', enum: [...STATUSES] },
             q: { type: 'string', maxLength: 200, description: 'part of the title or first prompt (case-insensitive), or a prefix of the id' },
+            grep: grepQuerySchema,
             limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
             offset: { type: 'integer', minimum: 0, default: 0 },
           },
@@ -107,9 +109,9 @@ export function registerApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const { status, q, limit, offset } = request.query
+      const { status, q, grep, limit, offset } = request.query
       await input.refresh?.()
-      const page = await directory.list({ ...(status !== undefined ? { status } : {}), ...(q !== undefined ? { q } : {}), limit, offset })
+      const page = await directory.list({ ...(status !== undefined ? { status } : {}), ...(q !== undefined ? { q } : {}), ...(grep !== undefined ? { grep } : {}), limit, offset })
       return { sessions: page.sessions, total: page.total, ...(offset + limit < page.total ? { next: offset + limit } : {}) }
     },
   )

@@ -1,3 +1,4 @@
+import { contentMatchSchema } from './content-search-schema.js'
 // Response schemas of the `serve` API, for the OpenAPI document. Answers are serialised with plain JSON.stringify
 // (see createLedgerServer), so these schemas describe what is sent and never reshape it: the OpenAPI test checks
 // real answers against them, and a field added to an answer must be added here too.
@@ -227,6 +228,7 @@ export const sessionPageSchema = {
           cost: costSchema,
           quarantine: quarantineSchema,
           owner: ownerSchema,
+          match: contentMatchSchema,
         },
       },
     },

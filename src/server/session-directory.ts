@@ -1,5 +1,6 @@
 import { listSessions } from '../app/session-listing.js'
 import type { SessionStore, SessionSummary } from '../store/types.js'
+import type { ContentMatch } from '../store/content-search.js'
 import type { CostFigure, PricingCatalogue } from '../views/cost.js'
 import { sessionRowFacts, unreadableSessionRow, type SessionRowFacts } from '../views/session-row.js'
 import type { UsageTotals } from '../llm/token-usage.js'
@@ -27,6 +28,8 @@ export interface SessionListRow {
   readonly quarantine?: QuarantineFact
   /** With a worker fleet: the worker holding the session's lease. */
   readonly owner?: string
+  /** With `grep`: where the text was found. */
+  readonly match?: ContentMatch
 }
 
 /** Query of {@link SessionDirectory.list}. */
@@ -34,6 +37,8 @@ export interface SessionListQuery {
   readonly status?: SessionRunStatus
   /** Case-insensitive part of the title or first prompt, or a prefix of the id: the store's `list({ search })` rule. */
   readonly q?: string
+  /** Text of the prompts, answers or tool output: the store's `list({ grep })`; rows then carry `match`. */
+  readonly grep?: string
   readonly limit: number
   readonly offset: number
 }
@@ -72,14 +77,15 @@ export class SessionDirectory {
    */
   async list(query: SessionListQuery): Promise<{ sessions: SessionListRow[]; total: number }> {
     const search = query.q?.trim() ?? ''
+    const grep = query.grep !== undefined && query.grep.trim() !== '' ? { grep: query.grep } : {}
     const status = query.status
     if (status === undefined) {
-      const matches = await listSessions(this.#store, { search, limit: query.limit, offset: query.offset })
+      const matches = await listSessions(this.#store, { search, ...grep, limit: query.limit, offset: query.offset })
       const rows: SessionListRow[] = []
       for (const stored of matches.sessions) rows.push(await this.#row(stored, this.#input.status(stored.id)))
       return { sessions: rows.sort(byActivity), total: matches.total }
     }
-    const matches = await listSessions(this.#store, { search, keep: (stored) => this.#input.status(stored.id) === status })
+    const matches = await listSessions(this.#store, { search, ...grep, keep: (stored) => this.#input.status(stored.id) === status })
     const rows: SessionListRow[] = []
     for (const stored of matches.sessions) rows.push(await this.#row(stored, status))
     rows.sort(byActivity)
@@ -108,7 +114,12 @@ export class SessionDirectory {
       facts = unreadableSessionRow(stored, (error as Error).message)
     }
     const owner = this.#input.owner?.(stored.id)
-    return { ...serverRow(facts, status, updatedAt), ...(quarantine !== undefined ? { quarantine } : {}), ...(owner !== undefined ? { owner } : {}) }
+    return {
+      ...serverRow(facts, status, updatedAt),
+      ...(quarantine !== undefined ? { quarantine } : {}),
+      ...(owner !== undefined ? { owner } : {}),
+      ...(stored.match !== undefined ? { match: stored.match } : {}),
+    }
   }
 }
 

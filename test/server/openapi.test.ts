@@ -142,6 +142,10 @@ describe('OPENAPI-ANSWERS: real answers match the document', () => {
     const page = (await get('/api/sessions?limit=1', 200)) as { next?: number }
     expect(page.next).toBe(1) // two sessions or more: a next page
     await get('/api/sessions?limit=0', 400)
+    // Content search (issue 30, target 6): rows carry where the text was found; an over-long grep is refused.
+    const grepped = (await get('/api/sessions?grep=ECHO%20THERE', 200)) as { sessions: { id: string; match?: { part: string; snippet: string } }[]; total: number }
+    expect(grepped.sessions.map((s) => [s.id, s.match?.part, s.match?.snippet])).toEqual([[id, 'prompt', 'echo there']])
+    await get(`/api/sessions?grep=${'x'.repeat(101)}`, 400)
 
     const session = (await get(`/api/sessions/${id}`, 200)) as { cost?: unknown; provider?: string }
     expect(session).toMatchObject({ provider: 'scripted', cost: { currency: 'USD' } }) // the optional fields are there too

@@ -12,6 +12,7 @@ import { isSubagentSession } from '../../views/child-sessions.js'
 import { styleFor } from '../style.js'
 import { emptyUsage } from '../../llm/token-usage.js'
 import { addStoreOption, positiveInteger } from './agent-options.js'
+import type { ContentMatch } from '../../store/content-search.js'
 
 /** One row of `ledgerloop sessions --json`. */
 export interface SessionRow extends LogSummary {
@@ -32,6 +33,8 @@ export interface SessionRow extends LogSummary {
   readonly cost?: { readonly total: number; readonly currency: 'USD' | 'CNY'; readonly pricesAsOf?: string }
   /** Set while the session is quarantined (the same work crashed too often): why. Resume it with `--force`. */
   readonly quarantined?: string
+  /** With `--grep`: where the text was found (the earliest matching prompt, answer or tool output) and a snippet. */
+  readonly match?: ContentMatch
 }
 
 /** One page of `sessions`: its rows, how many sessions matched in all, and the store's note about its index. */
@@ -63,7 +66,8 @@ async function sessionRow(store: SessionStore, pricing: PricingCatalogue, s: Ses
     facts = unreadableSessionRow(s, (error as Error).message)
   }
   // The store's listing says whether a quarantine is in force (from the log's quarantine marks).
-  return s.status === 'quarantined' ? { ...cliRow(facts), quarantined: s.quarantineReason ?? 'quarantined' } : cliRow(facts)
+  const row = s.status === 'quarantined' ? { ...cliRow(facts), quarantined: s.quarantineReason ?? 'quarantined' } : cliRow(facts)
+  return s.match !== undefined ? { ...row, match: s.match } : row
 }
 
 /**
@@ -106,7 +110,9 @@ export function sessionsTable(rows: readonly SessionRow[], dim: (s: string) => s
         : r.parentSession !== undefined
           ? dim(`↳ fork of ${r.parentSession.slice(0, 8)} `)
         : ''
-    return `${r.id.padEnd(idWidth)}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${child}${title}`
+    const line = `${r.id.padEnd(idWidth)}  ${dim(when)}  ${String(r.turns).padStart(3)} turn${r.turns === 1 ? ' ' : 's'}  ${(r.lastReason ?? '-').padEnd(11)} ${size.padStart(7)} ${cost.padStart(10)}  ${child}${title}`
+    // `--grep`: the match under its row, indented past the id.
+    return r.match === undefined ? line : `${line}\n${' '.repeat(idWidth + 2)}${dim(`${r.match.part} #${r.match.seq}:`)} ${r.match.snippet}`
   })
   return `${[header, ...lines].join('\n')}\n`
 }
@@ -117,6 +123,8 @@ export interface SessionsFlags {
   readonly limit?: number
   readonly all?: boolean
   readonly search?: string
+  /** Only sessions whose prompts, answers or tool output contain this text. */
+  readonly grep?: string
   /** Hide sub-agents' sessions. */
   readonly roots?: boolean
   /** Rebuild the JSONL session index from the logs first. */
@@ -138,7 +146,7 @@ export function sessionsLimit(flags: Pick<SessionsFlags, 'all' | 'limit'>, stdou
   return stdoutIsTerminal ? DEFAULT_SESSIONS_LIMIT : undefined
 }
 
-/** `ledgerloop sessions [--json] [--limit N] [--all] [--search TEXT] [--roots] [--reindex]`. */
+/** `ledgerloop sessions [--json] [--limit N] [--all] [--search TEXT] [--grep TEXT] [--roots] [--reindex]`. */
 export async function sessionsCommand(flags: SessionsFlags): Promise<number> {
   const config = resolveConfig(flags.store !== undefined ? { store: flags.store } : {}, process.env, process.cwd(), { lenient: true })
   warnIgnoredConfig(config)
@@ -153,6 +161,7 @@ export async function sessionsCommand(flags: SessionsFlags): Promise<number> {
     // Which sessions are sub-agents' is in every summary (the header's links): `--roots` filters the matches, then pages.
     page = await listSessionsPage(store, cliPricing(config), {
       ...(flags.search !== undefined ? { search: flags.search } : {}),
+      ...(flags.grep !== undefined ? { grep: flags.grep } : {}),
       ...(limit !== undefined ? { limit } : {}),
       ...(flags.roots === true ? { keep: (s: SessionSummary) => !isSubagentSession(s) } : {}),
     })
@@ -164,9 +173,10 @@ export async function sessionsCommand(flags: SessionsFlags): Promise<number> {
     process.stdout.write(`${JSON.stringify(page.rows, null, 2)}\n`)
   } else {
     const style = styleFor(process.stdout)
-    process.stdout.write(sessionsTable(page.rows, style.dim))
+    if (page.rows.length === 0 && flags.grep !== undefined) process.stdout.write(`no session's prompts, answers or tool output contain ${JSON.stringify(flags.grep.trim())}\n`)
+    else process.stdout.write(sessionsTable(page.rows, style.dim))
     if (page.rows.length < page.total) {
-      const more = `showing ${page.rows.length} of ${page.total}${flags.search !== undefined ? ' matching' : ''}; --all for all, --limit N for more`
+      const more = `showing ${page.rows.length} of ${page.total}${flags.search !== undefined || flags.grep !== undefined ? ' matching' : ''}; --all for all, --limit N for more`
       process.stdout.write(`${style.dim(more)}\n`)
     }
   }
@@ -181,10 +191,11 @@ export function warnIgnoredConfig(config: EffectiveConfig): void {
 /** Registers `sessions`. */
 export function registerSessions(program: Command, exit: { code: number }): void {
   addStoreOption(program.command('sessions').description('list stored sessions, newest first'))
-    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, forkedFrom?, parentCallId?, agentProfile?, problem?, quarantined?}')
+    .option('--json', 'an array of {id, title, updatedAt, turns, lastReason, usage, cost?, sizeBytes?, parentSession?, forkedFrom?, parentCallId?, agentProfile?, problem?, quarantined?, match?: {seq, part, snippet}}')
     .option('--limit <n>', `show at most N sessions (default: ${DEFAULT_SESSIONS_LIMIT} on a terminal, all when piped)`, positiveInteger)
     .option('--all', 'show every session')
     .option('--search <text>', 'only sessions whose title or first prompt contains TEXT (case-insensitive), or whose id starts with it')
+    .option('--grep <text>', 'only sessions whose prompts, answers or tool output contain TEXT (case-insensitive substring), each shown with a snippet of its first match')
     .option('--roots', "hide sub-agents' sessions (shown marked ↳ otherwise)")
     .option('--reindex', 'rebuild the session index of a JSONL folder from the logs first')
     .action(async (flags: SessionsFlags) => {
