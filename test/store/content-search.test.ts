@@ -1,13 +1,13 @@
 // Content search (issue 30, target 6): `store.list({ grep })` on every store finds sessions by the text of their
 // prompts, answers and tool output, through the index each store keeps as sessions are written, and each row
 // carries where it matched.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createHarness, defineTool, scriptedAdapter, type SessionEvent, type SessionStore } from '../../src/index.js'
 import type { ScriptStep } from '../../src/index.js'
 import type { GenerateOptions } from '../../src/llm/types.js'
 import { SNIPPET_MAX } from '../../src/store/content-search.js'
-import { STORE_KINDS, type StoreKit } from './store-kits.js'
+import { STORE_KINDS, useStoreKit } from './store-kits.js'
 
 /** A tool whose output is not its argument: the argument text must not become searchable through it. */
 const lookup = defineTool({
@@ -45,21 +45,10 @@ function seqOf(events: readonly SessionEvent[], type: string, text: string): num
 }
 
 describe.each(STORE_KINDS)('content search: $name', (kind) => {
-  let kit: StoreKit
-  beforeAll(async () => {
-    await kind.setup?.()
-  })
-  afterAll(async () => {
-    await kind.teardown?.()
-  })
-  beforeEach(() => {
-    kit = kind.make()
-  })
-  afterEach(async () => {
-    await kit.cleanup()
-  })
+  const currentKit = useStoreKit(kind)
 
   it('finds a session by its prompt, its answer or its tool output, with the seq, part and a snippet of the match', async () => {
+    const kit = currentKit()
     const a = await writeSession(kit.store, 'Please deploy the Pangolin service to staging', 'Deployed: the Pangolin service answers on port 8080.')
     const b = await writeSession(kit.store, 'Summarise the weekly report', 'The report says revenue grew by a little.')
     const { events } = await kit.store.read(a)
@@ -83,11 +72,13 @@ describe.each(STORE_KINDS)('content search: $name', (kind) => {
   })
 
   it('never finds text that is only in tool arguments, reasoning or the system prompt', async () => {
+    const kit = currentKit()
     await writeSession(kit.store, 'look the code up', 'Done looking.')
     for (const grep of ['SECRETARGUMENT', 'zebracorn', 'Marmoset']) expect(await kit.store.list({ grep }), grep).toEqual([])
   })
 
   it('pages and counts the matches newest first, and ANDs grep with search', async () => {
+    const kit = currentKit()
     const ids: string[] = []
     for (let i = 0; i < 4; i++) ids.push(await writeSession(kit.store, `task ${i}: tidy the Axolotl tank`, `tank ${i} is tidy`))
     await writeSession(kit.store, 'an unrelated question', 'an unrelated answer')
@@ -103,6 +94,7 @@ describe.each(STORE_KINDS)('content search: $name', (kind) => {
   })
 
   it('finds short needles and needles with quotes, wildcards and backslashes literally', async () => {
+    const kit = currentKit()
     const a = await writeSession(kit.store, 'write "100%_done" to C:\\tmp\\x', 'ok')
     await writeSession(kit.store, 'write 100 percent done', 'ok')
     for (const grep of ['"100%_', '%_d', 'C:\\tmp', '\\x']) expect((await kit.store.list({ grep })).map((r) => r.id), grep).toEqual([a])
@@ -111,6 +103,7 @@ describe.each(STORE_KINDS)('content search: $name', (kind) => {
   })
 
   it('keeps the index across writers: a session reopened and continued is found by its new text', async () => {
+    const kit = currentKit()
     const id = await writeSession(kit.store, 'first prompt about Narwhals', 'first answer')
     const store = kit.another()
     const harness = createHarness({ store, adapters: [model('second answer mentions Capybaras')], tools: [lookup], onListenerError: () => {} })
@@ -123,6 +116,7 @@ describe.each(STORE_KINDS)('content search: $name', (kind) => {
   })
 
   it('keeps snippets within bounds around a match deep in a long text', async () => {
+    const kit = currentKit()
     const filler = 'lorem ipsum dolor sit amet '.repeat(200)
     await writeSession(kit.store, `${filler}NEEDLE-IN-HAYSTACK ${filler}`, 'ok')
     const [row] = await kit.store.list({ grep: 'needle-in-haystack' })
@@ -134,6 +128,7 @@ describe.each(STORE_KINDS)('content search: $name', (kind) => {
   })
 
   it('refuses a grep that is not a short string with INVALID_INPUT, and treats a blank one as none', async () => {
+    const kit = currentKit()
     await writeSession(kit.store, 'anything', 'ok')
     await expect(kit.store.list({ grep: 'x'.repeat(101) })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     await expect(kit.store.list({ grep: 42 as unknown as string })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
