@@ -97,6 +97,15 @@ for (const kind of ['jsonl', 'sqlite'] as const) {
           const parent = await record(openStore(kind, dir), turns)
           const store = openStore(kind, dir)
           const ends = parent.flatMap((e) => (e.type === 'turn/end' ? [e.seq] : []))
+          // Seqs outside every turn (before the first turn/start, and each turn/end up to the next turn/start):
+          // valid fork points, so each one the fork accepts must take the copying path.
+          const outside = new Set<number>()
+          let inTurn = false
+          for (const e of parent) {
+            if (e.type === 'turn/start') inTurn = true
+            if (!inTurn) outside.add(e.seq)
+            if (e.type === 'turn/end') (inTurn = false), outside.add(e.seq)
+          }
           // Random seqs (most inside a turn), every turn end, and the default end of the log.
           const points: (number | undefined)[] = [undefined, ...ends, ...picks.map((p) => p % parent.length)]
           const counter = counting(store)
@@ -108,7 +117,7 @@ for (const kind of ['jsonl', 'sqlite'] as const) {
             const [a, b] = [await codeOf(fast.forkSession('parent', { ...options, childId: `fast-${i}` })), await codeOf(slow.forkSession('parent', { ...options, childId: `slow-${i}` }))]
             expect(a).toBe(b)
             if (a !== 'ok') continue
-            if (at === undefined || ends.includes(at)) expectedCopies++
+            if (at === undefined || outside.has(at)) expectedCopies++
             const reader = openStore(kind, dir)
             const [copied, reread] = [await reader.read(`fast-${i}`), await reader.read(`slow-${i}`)]
             expect(comparable(copied.events)).toEqual(comparable(reread.events))
@@ -120,7 +129,7 @@ for (const kind of ['jsonl', 'sqlite'] as const) {
             expect(listed(rows, `fast-${i}`)).toEqual(listed(rows, `slow-${i}`))
             await reader.close()
           }
-          // Every fork at a turn end (and at the end of the log) took the copying path.
+          // Every fork outside a turn (at a turn end, before the first turn, at the end of the log) took the copying path.
           expect(counter.copied).toBe(expectedCopies)
           await fast.close()
           await slow.close()

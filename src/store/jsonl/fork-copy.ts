@@ -5,11 +5,9 @@
 // line's leading `{"type":…,"seq":…` alone. Anything this cannot vouch for — no witness, bytes that differ
 // from it, a point past the witnessed part or not at a record boundary, a point inside a turn, a line of a shape
 // it does not know — is declined, and forkSession reads the parent event by event as before.
-import { randomUUID } from 'node:crypto'
 import { constants, existsSync } from 'node:fs'
-import { link, open, unlink, type FileHandle } from 'node:fs/promises'
-import { join } from 'node:path'
-import { HarnessError } from '../../errors/harness-error.js'
+import { open, type FileHandle } from 'node:fs/promises'
+import { publishNewLog, sessionExists } from './publish-log.js'
 import type { ForkChild, ForkPoint } from '../../session/fork-point.js'
 import type { SessionHeader } from '../../session/session.js'
 import { ContentDigest, isContentWitness, type ContentWitness } from '../content-witness.js'
@@ -152,39 +150,20 @@ async function readWitnessed(path: string, witnessed: number): Promise<{ bytes: 
 async function publish(ctx: JsonlForkContext, made: ForkChild, located: Located): Promise<void> {
   const { header, tail } = made
   const path = ctx.pathOf(header.id)
-  if (existsSync(path)) throw exists(header.id, path)
+  if (existsSync(path)) throw sessionExists(header.id, path)
   const lock = FileLock.acquire(ctx.lockPath(header.id), header.id)
   try {
     const head = headerRecord(header) + '\n'
     const rest = encodeRecordLines(tail, ctx.pack)
     const parts = [Buffer.from(head, 'utf8'), located.prefix, Buffer.from(rest, 'utf8')]
-    const temporary = join(ctx.dir, `.${header.id}.${randomUUID()}.tmp`)
-    const handle = await open(temporary, 'wx', 0o600)
-    let size = 0
-    try {
-      for (const part of parts) {
-        await writeAll(handle, part, size)
-        size += part.length
-      }
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    try {
-      await link(temporary, path)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw exists(header.id, path)
-      throw error
-    } finally {
-      await unlink(temporary)
-    }
-    await syncDir(ctx.dir)
+    await publishNewLog(ctx.dir, header.id, path, parts)
     const content = new ContentDigest()
     for (const part of parts) content.update(part, part.length)
     // The listing's digest of the copied lines (found by their leaders, as the index's rebuild reads a log) and
     // of the tail: what create's digest of every seed event gives.
     const digest = digestLogText(located.digestable)
     digest.observe(tail)
+    const size = parts.reduce((sum, part) => sum + part.length, 0)
     ctx.index.record({ ...summaryOf(header, digest, Date.now(), size), content: content.witness() }, true)
     ctx.index.mark()
   } finally {
@@ -192,22 +171,5 @@ async function publish(ctx: JsonlForkContext, made: ForkChild, located: Located)
   }
 }
 
-async function writeAll(file: FileHandle, bytes: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < bytes.length; ) {
-    const { bytesWritten } = await file.write(bytes, done, bytes.length - done, position + done)
-    done += bytesWritten
-  }
-}
 
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY)
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
 
-function exists(id: string, path: string): HarnessError {
-  return new HarnessError(`session '${id}' already exists (${path})`, 'SESSION_EXISTS')
-}

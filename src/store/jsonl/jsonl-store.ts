@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto'
 import { constants, existsSync, fsync, fsyncSync, writeSync } from 'node:fs'
-import { link, open, unlink, type FileHandle } from 'node:fs/promises'
+import { open, type FileHandle } from 'node:fs/promises'
+import { publishNewLog, sessionExists } from './publish-log.js'
 import { join } from 'node:path'
 import { HarnessError } from '../../errors/harness-error.js'
 import { chunkEvent } from '../../session/event-log.js'
@@ -137,29 +137,12 @@ export class JsonlStore implements SessionStore {
     const path = this.pathOf(header.id)
     this.#ensureDir()
     checkSeed(header.id, seed)
-    if (existsSync(path)) throw exists(header.id, path)
+    if (existsSync(path)) throw sessionExists(header.id, path)
     const lock = FileLock.acquire(this.#lockPath(header.id), header.id)
     try {
       const text = headerRecord(header) + '\n' + encodeRecordLines(seed, this.#pack)
-      // Written complete under a temporary name, then published with link(), which refuses to replace an
-      // existing file: a crash never leaves a half-written header, and two creators cannot both win.
-      const temporary = join(this.dir, `.${header.id}.${randomUUID()}.tmp`)
-      const handle = await open(temporary, 'wx', 0o600)
-      try {
-        await writeAll(handle, Buffer.from(text, 'utf8'), 0)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      try {
-        await link(temporary, path)
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw exists(header.id, path)
-        throw error
-      } finally {
-        await unlink(temporary)
-      }
-      await syncDir(this.dir)
+      // Whole or not at all, and never over an existing log (./publish-log.ts).
+      await publishNewLog(this.dir, header.id, path, [Buffer.from(text, 'utf8')])
       const file = await open(path, WRITE_FLAGS)
       const digest = new SessionDigest()
       digest.observe(seed)
@@ -439,22 +422,7 @@ class JsonlWriter implements CompactSessionWriter {
   }
 }
 
-async function writeAll(file: FileHandle, bytes: Buffer, position: number): Promise<void> {
-  let done = 0
-  while (done < bytes.length) {
-    const { bytesWritten } = await file.write(bytes, done, bytes.length - done, position + done)
-    done += bytesWritten
-  }
-}
 
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY)
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
 
 async function openPrivate(path: string, flags: number, id: string): Promise<FileHandle> {
   let file: FileHandle
@@ -496,9 +464,6 @@ function stored(loaded: LoadedSessionFile): StoredSession {
   return storedSession(loaded.header, loaded.verified, loaded.tailRepair)
 }
 
-function exists(id: string, path: string): HarnessError {
-  return new HarnessError(`session '${id}' already exists (${path})`, 'SESSION_EXISTS')
-}
 
 function notFound(id: string, path: string): HarnessError {
   return new HarnessError(`no session '${id}' (no file ${path})`, 'SESSION_NOT_FOUND')
