@@ -109,7 +109,10 @@ describe('a log holding less than its session index says was committed (issue 22
   it('a listing does not overwrite the witness; reindexing accepts the loss, and the tail is then repaired', async () => {
     const path = await recordedSession()
     const whole = readFileSync(path)
-    truncateSync(path, Math.floor(whole.length / 2))
+    // Cut inside a line (the log's length varies by a few bytes with timings): the tail is then a torn line.
+    let cut = Math.floor(whole.length / 2)
+    while (whole[cut - 1] === 0x0a || whole[cut] === 0x0a) cut--
+    truncateSync(path, cut)
     const store = new JsonlStore({ dir })
     await store.list()
     await store.list()
