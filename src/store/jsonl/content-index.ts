@@ -4,7 +4,8 @@
 // log bytes are indexed) go to the journal in one append; the filter is written at turn ends and at close. A
 // search reads each session's filter and, where it may match, the journal; a journal that is missing, of
 // another version, or that does not cover its log is rebuilt from the log (under the session's lock).
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { readRange } from './read-range.js'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { SessionEvent } from '../../session/events.js'
@@ -396,12 +397,3 @@ function readNoFollow(path: string): Buffer {
   }
 }
 
-function readRange(fd: number, start: number, end: number): Buffer {
-  const buffer = Buffer.alloc(Math.max(0, end - start))
-  for (let done = 0; done < buffer.length; ) {
-    const n = readSync(fd, buffer, done, buffer.length - done, start + done)
-    if (n === 0) return buffer.subarray(0, done)
-    done += n
-  }
-  return buffer
-}

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { readRange } from './read-range.js'
 import { join } from 'node:path'
 import type { ContentWitness } from '../content-witness.js'
 import { FileLock } from '../file-lock.js'
@@ -464,15 +465,6 @@ function mergeEntry(into: Map<string, SessionSummary>, entry: SessionSummary): v
   if (current === undefined || entry.updatedAt >= current.updatedAt) into.set(entry.id, entry)
 }
 
-function readRange(fd: number, start: number, end: number): Buffer {
-  const buffer = Buffer.alloc(Math.max(0, end - start))
-  for (let done = 0; done < buffer.length; ) {
-    const n = readSync(fd, buffer, done, buffer.length - done, start + done)
-    if (n === 0) return buffer.subarray(0, done)
-    done += n
-  }
-  return buffer
-}
 
 function readHeader(fd: number, size: number): (IndexHeader & { readonly start: number }) | undefined {
   const head = readRange(fd, 0, Math.min(size, 4096))
