@@ -192,47 +192,23 @@ interface Claim {
  * Replays the inbox's splices from `seedLength` (as the loop's Inbox does: a fork does not inherit its parent's
  * pending work), collecting the claims made at or after `from`.
  */
-function claimsSince(log: EventLog, from: number, seedLength: number): { claims: Claim[]; restored: Set<number>; queued: Set<string> } {
-  const lists: Record<'next-turn' | 'next-step', UserMessage[]> = { 'next-turn': [], 'next-step': [] }
-  const claims: Claim[] = []
-  const restored = new Set<number>()
-  log.forEachEvent(seedLength, (event) => {
-    if (event.type !== 'agent/inbox/spliced') return
-    const d = event.data as unknown as CoreEventData['agent/inbox/spliced']
-    const list = lists[d.target]
-    if (list === undefined) return
-    const removed = list.splice(d.start, d.removedCount ?? 0, ...d.inserted)
-    if (d.restores !== undefined) restored.add(d.restores)
-    if (event.seq >= from && isClaim(d)) claims.push({ seq: event.seq, target: d.target, messages: removed })
-  })
-  const queued = new Set([...lists['next-turn'], ...lists['next-step']].map((m) => m.id))
-  return { claims, restored, queued }
+// What the inbox splices from `fromSeq` on do to `lists` (the queues as they stood there): each claim made at or
+// after `lastStart`, each restore, and the ids still queued at the end; user messages from `lastStart` on are
+// added to `committed`.
+// The replay state at the first event after the seed: empty queues, nothing claimed, restored or committed.
+function fromEmptyQueues(): { lists: Record<'next-turn' | 'next-step', UserMessage[]>; claims: Claim[]; restored: Set<number>; committed: Set<string> } {
+  return { lists: { 'next-turn': [], 'next-step': [] }, claims: [], restored: new Set(), committed: new Set() }
 }
 
-function committedIds(log: EventLog, from: number): Set<string> {
-  const ids = new Set<string>()
-  log.forEachEvent(from, (event) => {
-    if (event.type === 'user/message') ids.add((event.data as unknown as UserMessage).id)
-  })
-  return ids
-}
-
-/**
- * The claims, restores, queue and committed ids since the last turn start. When that turn started in a resume
- * checkpoint's unread prefix, the checkpoint's record of it is taken and only the tail is read.
- */
-function claimsOfLastTurn(log: EventLog, lastStart: number, seedLength: number): { claims: Claim[]; restored: Set<number>; queued: Set<string>; committed: Set<string> } {
-  const prefix = log.lazyPrefix
-  // The turn started in the tail, or the checkpoint recorded the turn it started in.
-  const input = prefix === undefined ? undefined : lastStart >= prefix.length ? { claims: [], restored: [], committed: [] } : prefix.turnInput?.start === lastStart ? prefix.turnInput : undefined
-  if (prefix === undefined || input === undefined || prefix.length < seedLength) {
-    return { ...claimsSince(log, lastStart, seedLength), committed: committedIds(log, lastStart) }
-  }
-  const lists: Record<'next-turn' | 'next-step', UserMessage[]> = { 'next-turn': [...prefix.inbox.nextTurn], 'next-step': [...prefix.inbox.nextStep] }
-  const claims: Claim[] = input.claims.map((c) => ({ seq: c.seq, target: c.target, messages: c.messages }))
-  const restored = new Set(input.restored)
-  const committed = new Set(input.committed)
-  log.forEachEvent(prefix.length, (event) => {
+function replaySplices(
+  log: EventLog,
+  fromSeq: number,
+  lastStart: number,
+  seedLength: number,
+  state: { lists: Record<'next-turn' | 'next-step', UserMessage[]>; claims: Claim[]; restored: Set<number>; committed: Set<string> },
+): { claims: Claim[]; restored: Set<number>; queued: Set<string>; committed: Set<string> } {
+  const { lists, claims, restored, committed } = state
+  log.forEachEvent(fromSeq, (event) => {
     if (event.type === 'user/message' && event.seq >= lastStart) committed.add((event.data as unknown as UserMessage).id)
     if (event.type !== 'agent/inbox/spliced' || event.seq < seedLength) return
     const d = event.data as unknown as CoreEventData['agent/inbox/spliced']
@@ -246,10 +222,28 @@ function claimsOfLastTurn(log: EventLog, lastStart: number, seedLength: number):
   return { claims, restored, queued, committed }
 }
 
+/**
+ * The claims, restores, queue and committed ids since the last turn start. When that turn started in a resume
+ * checkpoint's unread prefix, the checkpoint's record of it is taken and only the tail is read.
+ */
+function claimsOfLastTurn(log: EventLog, lastStart: number, seedLength: number): { claims: Claim[]; restored: Set<number>; queued: Set<string>; committed: Set<string> } {
+  const prefix = log.lazyPrefix
+  // The turn started in the tail, or the checkpoint recorded the turn it started in.
+  const input = prefix === undefined ? undefined : lastStart >= prefix.length ? { claims: [], restored: [], committed: [] } : prefix.turnInput?.start === lastStart ? prefix.turnInput : undefined
+  if (prefix === undefined || input === undefined || prefix.length < seedLength) {
+    return replaySplices(log, seedLength, lastStart, seedLength, fromEmptyQueues())
+  }
+  return replaySplices(log, prefix.length, lastStart, seedLength, {
+    lists: { 'next-turn': [...prefix.inbox.nextTurn], 'next-step': [...prefix.inbox.nextStep] },
+    claims: input.claims.map((c) => ({ seq: c.seq, target: c.target, messages: c.messages })),
+    restored: new Set(input.restored),
+    committed: new Set(input.committed),
+  })
+}
+
 /** True when a next-turn claim made since `from` reached its `user/message`. */
 function committedTurnInput(log: EventLog, from: number, seedLength: number): boolean {
-  const { claims } = claimsSince(log, from, seedLength)
-  const committed = committedIds(log, from)
+  const { claims, committed } = replaySplices(log, seedLength, from, seedLength, fromEmptyQueues())
   return claims.some((c) => c.target === 'next-turn' && c.messages.some((m) => committed.has(m.id)))
 }
 
