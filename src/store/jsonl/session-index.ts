@@ -377,12 +377,18 @@ export class SessionIndex {
       if (old !== undefined) {
         const header = readHeader(old, readUpTo)
         const merged = new Map(entries.map((e) => [e.id, e]))
+        const summarised = new Map(merged)
         // An outdated file's lines are not merged: the caller summarised every log afresh (only lines appended
         // after this read, by writers of this build, are copied over below).
         if (header !== undefined && header.version === INDEX_VERSION) {
           for (const line of parseLines(readRange(old, header.start + header.snapshotBytes, readUpTo))) {
             // Lines appended since the caller read the index count too, except for sessions whose log is gone.
             if (line.kind !== 'entry' || dropped.has(line.entry.id)) continue
+            // A rebuild accepts what the files hold: a line claiming more than the log summarised now is the
+            // witness it discards. Never decided by time alone: a file's mtime comes from the kernel's coarse
+            // clock and can be older than a writer's Date.now() of a moment before the cut.
+            const fresh = forget ? summarised.get(line.entry.id) : undefined
+            if (fresh !== undefined && shrunk(line.entry, fresh)) continue
             mergeEntry(merged, forget ? withoutWitness(line.entry) : line.entry)
             if (line.created) pending.delete(line.entry.id)
           }
