@@ -37,7 +37,7 @@ const each = [...report.killToEachContinuationMs].sort((a, b) => a - b)
 console.log(
   `${report.kills} kills, ${report.stalls} stalls: ${report.prompts} prompts sent, each answered once by a completed turn ` +
     `(${report.problems.length} problems); ${report.interruptedTurns} turns interrupted, ${report.continuations} continuations; ` +
-    `kill → continuation start median ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms over ${sorted.length} kills (the lease is ${values['lease-ms']} ms); ` +
+    `kill → continuation's first request median ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms over ${sorted.length} kills (the lease is ${values['lease-ms']} ms); ` +
     `per session cut off: median ${quantile(0.5, each)} ms, p99 ${quantile(0.99, each)} ms over ${each.length}`,
 )
 process.exitCode = report.problems.length === 0 && report.leaseLostOnFlush > 0 ? 0 : 1

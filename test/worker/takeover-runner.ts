@@ -53,9 +53,9 @@ export interface TakeoverReport {
   elapsedMs: number
   /** Continuation turns (`turn/start` with `continues`) the new owners started after disruptions. */
   continuations: number
-  /** Milliseconds from each SIGKILL to the first continuation turn in a session the killed worker owned. */
+  /** Milliseconds from each SIGKILL to the first request of the first continuation in a session the killed worker owned. */
   killToContinuationMs: number[]
-  /** For every session a kill cut off mid-turn: kill → its own continuation's start (crash continuations run alone, one after another per worker). */
+  /** For every session a kill cut off mid-turn: kill → its own continuation's first request (crash continuations run alone, one after another per worker). */
   killToEachContinuationMs: number[]
   problems: string[]
 }
@@ -238,13 +238,19 @@ export async function runTakeover(options: TakeoverOptions): Promise<TakeoverRep
     for (const id of ids) logs.set(id, (await store.read(id)).events)
     for (const [id, events] of logs) checkSession(id, events, sent.get(id) as string[], bodyCount, report)
     for (const kill of killed) {
-      const starts = kill.sessions.flatMap((id) => (logs.get(id) ?? []).filter((e) => e.type === 'turn/start' && (e.data as { continues?: number }).continues !== undefined && e.time >= kill.at))
-      const first = Math.min(...starts.map((e) => e.time))
-      if (Number.isFinite(first)) report.killToContinuationMs.push(first - kill.at)
+      // The continuation's first request: its first step/start (logged as the request is built). A continuation
+      // that ends without a request (the answer was complete) counts from its turn/start.
+      const firstRequests = new Map<string, number>()
       for (const id of kill.sessions) {
-        const own = starts.filter((e) => (logs.get(id) ?? []).includes(e))
-        if (own.length > 0) report.killToEachContinuationMs.push(Math.min(...own.map((e) => e.time)) - kill.at)
+        const log = logs.get(id) ?? []
+        const start = log.findIndex((e) => e.type === 'turn/start' && (e.data as { continues?: number }).continues !== undefined && e.time >= kill.at)
+        if (start < 0) continue
+        const step = log.slice(start).find((e) => e.type === 'step/start' || e.type === 'turn/end')
+        firstRequests.set(id, (step?.type === 'step/start' ? step : log[start])?.time ?? Number.NaN)
       }
+      const first = Math.min(...firstRequests.values())
+      if (Number.isFinite(first)) report.killToContinuationMs.push(first - kill.at)
+      for (const at of firstRequests.values()) if (Number.isFinite(at)) report.killToEachContinuationMs.push(at - kill.at)
     }
     const troubled = new Set(report.problems.map((p) => p.split(':')[0]))
     for (const w of workers) {
