@@ -4,7 +4,7 @@
 // POST …/rewind: it shows what was restored, deleted or left as a conflict (with "force" for the conflicts) and
 // opens the fork it continued in.
 import { html } from './html.js'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { get, post } from './api.js'
 
 /** The session's file changes, read again whenever `version` changes: `{ byTurn: Map, restores }`. */
@@ -122,10 +122,12 @@ export function RewindToHere({ sessionId, turn, laterFiles, disabled }) {
   const [problem, setProblem] = useState(undefined)
   // The button to press next gets the focus when the panel changes stage (Enter confirms, Escape closes).
   // Closing the panel gives it back to "Rewind to here" (never on first showing the button: that would take the
-  // focus from wherever the reader is).
+  // focus from wherever the reader is). A layout effect: the focus moves in the same task as the panel appears,
+  // so an Escape or Enter pressed the moment it shows reaches it (a plain effect ran after the paint, and a key
+  // pressed in between went to the page).
   const next = useRef(null)
   const opened = useRef(false)
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (stage !== 'idle') opened.current = true
     if (opened.current) next.current?.focus()
   }, [stage])
