@@ -84,7 +84,9 @@ interface SessionRow {
  * Sessions in one SQLite database (better-sqlite3, an optional peer dependency; import from
  * `ledgerloop/sqlite`). WAL with `synchronous=FULL`; `sessions` holds each header and the writer's lease,
  * `events` one row per stored record (an event, or a packed chunk run as in the JSONL store), keyed by its
- * first seq. Group commit as in {@link JsonlStore}: one `BEGIN IMMEDIATE` transaction per flush. One writer per
+ * first seq. Group commit as in {@link JsonlStore}: one `BEGIN IMMEDIATE` transaction per flush; the flush that
+ * ends a turn also writes the session's resume checkpoint (`resume_checkpoints`, ./sqlite-resume.ts), so `open`
+ * reads only the rows after it and the older ones when something asks for them. One writer per
  * session through the lease (`SESSION_LOCKED` for a second one; an expired lease, or one held by a dead process
  * on this host, is taken over). A damaged database is `SESSION_CORRUPT` naming the file, as is a session whose
  * `next_seq` disagrees with its rows; a write SQLite refuses (disk full, I/O error, read-only) is
