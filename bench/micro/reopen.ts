@@ -15,7 +15,8 @@
  *
  * Both ways are measured, interleaved: with the resume checkpoint beside the log (`<id>.resume.json`, what a
  * session closed by its writer has) and with it deleted before each resume (the resume then reads and folds the
- * whole log, and writes a new checkpoint, deleted again before the next run). `--snapshots on|off` measures one
+ * whole log, and writes a new checkpoint, deleted again before the next run). SQLite likewise: its checkpoint row
+ * (`resume_checkpoints`) kept, and deleted before each `sqlite-full` run. `--snapshots on|off` measures one
  * way only. `--json` prints the target rows as one `@@bench-result` line (bench/src/micro-targets.ts).
  */
 import { execFileSync } from 'node:child_process'
@@ -83,6 +84,25 @@ function ensureSnapshot(): void {
   if (!existsSync(join(dir, 'jsonl', `${id}.resume.json`))) runChild('jsonl', true)
 }
 
+// SQLite's checkpoint row: deleted before a `sqlite-full` run, written by one resume before a `sqlite` run when missing.
+async function sqliteSnapshot(keep: boolean): Promise<void> {
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(dbPath)
+  const has = (): boolean => {
+    try {
+      return db.prepare('SELECT 1 FROM resume_checkpoints WHERE session_id = ?').get(id) !== undefined
+    } catch {
+      return false // a database recorded before checkpoints (schema version 3): the first resume migrates it
+    }
+  }
+  try {
+    if (!keep && has()) db.prepare('DELETE FROM resume_checkpoints').run()
+  } finally {
+    db.close()
+  }
+  if (keep && !has()) runChild('sqlite', true)
+}
+
 /** One measurement in this fresh process; prints JSON `{ms, events?, rssMiB?}`. */
 async function child(what: string): Promise<void> {
   if (what === 'jsonl-floor') {
@@ -123,7 +143,7 @@ async function child(what: string): Promise<void> {
 function runChild(what: string, raw = false): { ms: number; events?: number; rssMiB?: number; lazy?: boolean } {
   if (!raw && what === 'jsonl-full') deleteSnapshots()
   if (!raw && what === 'jsonl') ensureSnapshot()
-  const args = [...process.execArgv, process.argv[1] as string, '--child', what === 'jsonl-full' ? 'jsonl' : what, ...['--turns', values.turns, '--text', values.text, '--reasoning', values.reasoning, '--dist', dist, '--cache', values.cache]]
+  const args = [...process.execArgv, process.argv[1] as string, '--child', what === 'jsonl-full' ? 'jsonl' : what === 'sqlite-full' ? 'sqlite' : what, ...['--turns', values.turns, '--text', values.text, '--reasoning', values.reasoning, '--dist', dist, '--cache', values.cache]]
   const out = execFileSync(process.execPath, args, { encoding: 'utf8' })
   return JSON.parse(out.trim().split('\n').pop() as string)
 }
@@ -150,9 +170,14 @@ if (values.child !== undefined) {
   const runs = Number(values.runs)
   const rows = new Map<string, { ms: number; events?: number; rssMiB?: number }[]>()
   const ways = values.snapshots === 'both' ? ['jsonl', 'jsonl-full'] : values.snapshots === 'off' ? ['jsonl-full'] : ['jsonl']
-  const order = ['jsonl-floor', ...ways, 'sqlite-floor', 'sqlite', ...(values.dsh ? ['dsh'] : [])]
+  const sqliteWays = ways.map((way) => way.replace('jsonl', 'sqlite'))
+  const order = ['jsonl-floor', ...ways, 'sqlite-floor', ...sqliteWays, ...(values.dsh ? ['dsh'] : [])]
   // Interleaved, so a noisy neighbour on the shared machine hits every row alike.
-  for (let r = 0; r < runs; r++) for (const what of order) rows.set(what, [...(rows.get(what) ?? []), what === 'dsh' ? runDsh() : runChild(what)])
+  for (let r = 0; r < runs; r++)
+    for (const what of order) {
+      if (what.startsWith('sqlite') && what !== 'sqlite-floor') await sqliteSnapshot(what === 'sqlite')
+      rows.set(what, [...(rows.get(what) ?? []), what === 'dsh' ? runDsh() : runChild(what)])
+    }
   const all = (what: string): number[] => (rows.get(what) ?? []).map((x) => x.ms)
   const m = (what: string): number => median(all(what))
   const spread = (what: string): string => `${Math.min(...all(what)).toFixed(1)}–${Math.max(...all(what)).toFixed(1)} ms`
@@ -160,6 +185,8 @@ if (values.child !== undefined) {
   const rss = (what: string): string => (rows.get(what)?.[0]?.rssMiB !== undefined ? `, RSS ${median((rows.get(what) ?? []).map((x) => x.rssMiB as number)).toFixed(0)} MiB` : '')
   const lazyRuns = (rows.get('jsonl') ?? []).filter((x) => (x as { lazy?: boolean }).lazy === true).length
   if (ways.includes('jsonl') && lazyRuns !== runs) console.error(`warning: only ${lazyRuns} of ${runs} checkpoint resumes used the checkpoint`)
+  const sqliteLazyRuns = (rows.get('sqlite') ?? []).filter((x) => (x as { lazy?: boolean }).lazy === true).length
+  if (ways.includes('jsonl') && sqliteLazyRuns !== runs) console.error(`warning: only ${sqliteLazyRuns} of ${runs} SQLite checkpoint resumes used the checkpoint`)
   const at = `${events.toLocaleString('en')} events (${turns} turns × (${reasoningDeltas} reasoning + ${textDeltas} text deltas)), fresh process, median of ${runs}`
   const ratioRow = (target: string, what: string, floor: string, limit: number, notes: string) => ({
     target,
@@ -173,14 +200,16 @@ if (values.child !== undefined) {
     const out = []
     if (ways.includes('jsonl')) out.push(ratioRow('JSONL reopen (resumeAgent) ÷ floor (readFile + JSON.parse each line), with its resume checkpoint', 'jsonl', 'jsonl-floor', 1.5, 'the checkpoint beside the log; the prefix is read only when asked for'))
     if (ways.includes('jsonl-full')) out.push(ratioRow('JSONL reopen ÷ floor, checkpoint deleted (the whole log read and folded)', 'jsonl-full', 'jsonl-floor', 1.5, 'no checkpoint'))
-    out.push(ratioRow('SQLite reopen (resumeAgent) ÷ floor (its rows read with better-sqlite3 + JSON.parse)', 'sqlite', 'sqlite-floor', 1.5, 'SQLite has no checkpoint yet'))
+    if (ways.includes('jsonl')) out.push(ratioRow('SQLite reopen (resumeAgent) ÷ floor (its rows read with better-sqlite3 + JSON.parse), with its resume checkpoint', 'sqlite', 'sqlite-floor', 1.5, 'the checkpoint row in the database; the older rows are read only when asked for'))
+    if (ways.includes('jsonl-full')) out.push(ratioRow('SQLite reopen ÷ floor, checkpoint deleted (every row read and folded)', 'sqlite-full', 'sqlite-floor', 1.5, 'no checkpoint'))
     if (values.dsh && ways.includes('jsonl')) out.push(ratioRow('ledgerloop JSONL reopen ÷ the original JSONL reopen (Node 22)', 'jsonl', 'dsh', 0.5, 'the same shape, each written by its own loop'))
     console.log('@@bench-result ' + JSON.stringify({ ok: true, rows: out }))
   } else {
     console.log(`reopen of ${events.toLocaleString('en')} events (${turns} turns × (${reasoningDeltas} reasoning + ${textDeltas} text deltas), JSONL ${(statSync(jsonlPath).size / 1e6).toFixed(1)} MB), fresh process per run, median of ${runs}:`)
     if (ways.includes('jsonl')) console.log(`  JSONL   resumeAgent, checkpoint   ${m('jsonl').toFixed(1).padStart(7)} ms${rss('jsonl')}   floor (readFile + JSON.parse each line) ${m('jsonl-floor').toFixed(1).padStart(6)} ms   ratio ${(m('jsonl') / m('jsonl-floor')).toFixed(2)}× (target ≤ 1.5×)  [${spread('jsonl')}]`)
     if (ways.includes('jsonl-full')) console.log(`  JSONL   resumeAgent, no checkpoint ${m('jsonl-full').toFixed(1).padStart(6)} ms${rss('jsonl-full')}   ratio ${(m('jsonl-full') / m('jsonl-floor')).toFixed(2)}×  [${spread('jsonl-full')}]`)
-    console.log(`  SQLite  resumeAgent ${m('sqlite').toFixed(1).padStart(7)} ms${rss('sqlite')}   floor (better-sqlite3 rows + JSON.parse)  ${m('sqlite-floor').toFixed(1).padStart(6)} ms   ratio ${(m('sqlite') / m('sqlite-floor')).toFixed(2)}× (target ≤ 1.5×)`)
+    if (ways.includes('jsonl')) console.log(`  SQLite  resumeAgent, checkpoint  ${m('sqlite').toFixed(1).padStart(7)} ms${rss('sqlite')}   floor (better-sqlite3 rows + JSON.parse)  ${m('sqlite-floor').toFixed(1).padStart(6)} ms   ratio ${(m('sqlite') / m('sqlite-floor')).toFixed(2)}× (target ≤ 1.5×)  [${spread('sqlite')}]`)
+    if (ways.includes('jsonl-full')) console.log(`  SQLite  resumeAgent, no checkpoint ${m('sqlite-full').toFixed(1).padStart(6)} ms${rss('sqlite-full')}   ratio ${(m('sqlite-full') / m('sqlite-floor')).toFixed(2)}×  [${spread('sqlite-full')}]`)
     if (values.dsh) {
       const dshEvents = rows.get('dsh')?.[0]?.events ?? 0
       console.log(`  original JSONL reopen (Node 22) ${m('dsh').toFixed(1).padStart(7)} ms${rss('dsh')} (${dshEvents.toLocaleString('en')} events)   ledgerloop JSONL ÷ original ${(m(ways[0] as string) / m('dsh')).toFixed(2)}× (target ≤ 0.5×)`)

@@ -5,6 +5,7 @@ import { HarnessError } from '../../errors/harness-error.js'
 import type { SessionEvent } from '../../session/events.js'
 import { lastQuarantineMark, SessionDigest } from '../session-digest.js'
 import { createContentIndex } from './content-index.js'
+import { RESUME_TABLE } from './sqlite-resume.js'
 
 /** "LLOP": marks a database as a ledgerloop session store. */
 const APPLICATION_ID = 0x4c4c4f50
@@ -13,10 +14,10 @@ const APPLICATION_ID = 0x4c4c4f50
  * The schema version this build writes. 1: sessions and events (the listing columns were added in place);
  * 2: the `quarantine` listing column (an older build would write quarantines without keeping it, so it
  * refuses a version-2 database instead); 3: the content index (`content_text`, its FTS5 table `content_fts`
- * and the triggers that fill them from `events`; see sqlite/content-index.ts). Version-1 and version-2
- * databases are migrated on open.
+ * and the triggers that fill them from `events`; see sqlite/content-index.ts); 4: the `resume_checkpoints`
+ * table (sqlite/sqlite-resume.ts). Databases of versions 1 to 3 are migrated on open.
  */
-export const SQLITE_SCHEMA_VERSION = 3
+export const SQLITE_SCHEMA_VERSION = 4
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -36,8 +37,8 @@ CREATE TABLE IF NOT EXISTS events (
 ) STRICT, WITHOUT ROWID;
 `
 
-/** What a database holds: nothing yet, version 1 without the listing columns, version 1 with them, version 2, or the current schema. */
-export type SchemaState = 'empty' | 'without-listing' | 'version-1' | 'version-2' | 'current'
+/** What a database holds: nothing yet, version 1 without the listing columns, version 1 with them, version 2 or 3, or the current schema. */
+export type SchemaState = 'empty' | 'without-listing' | 'version-1' | 'version-2' | 'version-3' | 'current'
 
 /**
  * Reads the schema state of `db` (call inside a read transaction, so it is one snapshot).
@@ -53,10 +54,11 @@ export function schemaState(db: Database.Database, path: string): SchemaState {
     return 'empty'
   }
   if (appId !== APPLICATION_ID) throw new HarnessError(`${path} is not a ledgerloop session database (application_id ${appId})`, 'SESSION_VERSION')
-  if (version !== 1 && version !== 2 && version !== SQLITE_SCHEMA_VERSION) {
+  if (version !== 1 && version !== 2 && version !== 3 && version !== SQLITE_SCHEMA_VERSION) {
     throw new HarnessError(`${path} has session schema version ${version}; this build of ledgerloop reads version ${SQLITE_SCHEMA_VERSION}`, 'SESSION_VERSION')
   }
   if (version === SQLITE_SCHEMA_VERSION) return 'current'
+  if (version === 3) return 'version-3'
   if (version === 2) return 'version-2'
   const columns = (db.prepare('PRAGMA table_info(sessions)').all() as { name: string }[]).map((c) => c.name)
   return columns.includes('first_prompt') ? 'version-1' : 'without-listing'
@@ -73,8 +75,10 @@ export function migrateSchema(db: Database.Database, state: SchemaState): void {
     db.pragma(`application_id = ${APPLICATION_ID}`)
   }
   if (state === 'empty' || state === 'without-listing') addListingColumns(db)
-  if (state !== 'version-2') addQuarantineColumn(db)
-  createContentIndex(db)
+  if (state !== 'version-2' && state !== 'version-3') addQuarantineColumn(db)
+  if (state !== 'version-3') createContentIndex(db)
+  // Version 4: resume checkpoints. A migrated session has none; its first open reads every row and writes one.
+  db.exec(RESUME_TABLE)
   db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`)
 }
 

@@ -2,6 +2,7 @@ import { closeSync, constants, lstatSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { HarnessError } from '../../errors/harness-error.js'
+import type { EventLog } from '../../session/event-log.js'
 import type { SessionEvent } from '../../session/events.js'
 import type { SessionHeader } from '../../session/session.js'
 import { firstSeqOf, packChunkRuns, type StorageRecord } from '../chunk-runs.js'
@@ -19,6 +20,8 @@ import { checkSeed, checkSessionId, storedSession, validateStoredLog } from '../
 import type { ForkChild, ForkPoint, SessionList, SessionListOptions, SessionStore, SessionWriter, StoredSession } from '../types.js'
 import { copySqlitePrefix } from './fork-copy.js'
 import { SqliteCheckpointBlobs, type StagedBlobs } from './checkpoint-blobs.js'
+import { loadFromCheckpoint, readRowsInto, rowName, SqliteCheckpointer, trackerOf } from './sqlite-resume.js'
+import { ResumeFoldTracker } from '../../session/resume-fold.js'
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {
@@ -39,9 +42,6 @@ export interface SqliteStoreOptions {
   readonly knownTypes?: Iterable<string>
 }
 
-/** Rows one query of a load reads. */
-const PAGE_ROWS = 1000
-
 /** One row of the listing query. */
 interface ListingRow {
   readonly id: string
@@ -57,12 +57,20 @@ interface ListingRow {
 /** The write path's prepared statement and transaction, kept for the connection's life. */
 interface WritePath {
   readonly insert: Database.Statement
-  readonly commit: Database.Transaction<(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: () => void) => void>
+  readonly commit: Database.Transaction<(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: (lastLine: string) => void) => void>
 }
 
-/** Inserts the stored records of one batch, each as one row keyed by its first seq. */
-function insertRecords(insert: Database.Statement, id: string, records: readonly StorageRecord[]): void {
-  for (const record of records) insert.run(id, firstSeqOf(record), JSON.stringify(record))
+/**
+ * Inserts the stored records of one batch, each as one row keyed by its first seq.
+ * @returns the stored line of the last row (a resume checkpoint is tied to it)
+ */
+function insertRecords(insert: Database.Statement, id: string, records: readonly StorageRecord[]): string {
+  let line = ''
+  for (const record of records) {
+    line = JSON.stringify(record)
+    insert.run(id, firstSeqOf(record), line)
+  }
+  return line
 }
 
 interface SessionRow {
@@ -76,7 +84,9 @@ interface SessionRow {
  * Sessions in one SQLite database (better-sqlite3, an optional peer dependency; import from
  * `ledgerloop/sqlite`). WAL with `synchronous=FULL`; `sessions` holds each header and the writer's lease,
  * `events` one row per stored record (an event, or a packed chunk run as in the JSONL store), keyed by its
- * first seq. Group commit as in {@link JsonlStore}: one `BEGIN IMMEDIATE` transaction per flush. One writer per
+ * first seq. Group commit as in {@link JsonlStore}: one `BEGIN IMMEDIATE` transaction per flush; the flush that
+ * ends a turn also writes the session's resume checkpoint (`resume_checkpoints`, ./sqlite-resume.ts), so `open`
+ * reads only the rows after it and the older ones when something asks for them. One writer per
  * session through the lease (`SESSION_LOCKED` for a second one; an expired lease, or one held by a dead process
  * on this host, is taken over). A damaged database is `SESSION_CORRUPT` naming the file, as is a session whose
  * `next_seq` disagrees with its rows; a write SQLite refuses (disk full, I/O error, read-only) is
@@ -166,7 +176,11 @@ export class SqliteStore implements SessionStore {
         })
         .immediate(),
     )
-    return this.#track(new SqliteWriter(this, header.id, seed.length, holder))
+    const tracker = new ResumeFoldTracker(header.seedLength ?? 0)
+    for (const event of seed) tracker.observe(event)
+    const writer = new SqliteWriter(this, header.id, seed.length, holder)
+    writer.checkpointWith(new SqliteCheckpointer(this.#db, header.id, headerRecord(header), tracker))
+    return this.#track(writer)
   }
 
   async open(id: string): Promise<StoredSession & { readonly writer: SessionWriter }> {
@@ -188,9 +202,14 @@ export class SqliteStore implements SessionStore {
     )
     const writer = this.#track(new SqliteWriter(this, id, 0, holder))
     try {
-      const loaded = this.#load(id)
-      writer.continueAt(loaded.log?.length ?? loaded.events.length)
-      return Object.assign(loaded, { writer })
+      // A resume checkpoint that matches the rows: only the rows after it are read (docs/stores.md).
+      const { stored, tracker, headerText, fromCheckpoint } = this.#guard(`reading session '${id}'`, false, () => this.#loadRows(id, true))
+      const log = stored.log as EventLog
+      writer.continueAt(log.length)
+      const checkpointer = new SqliteCheckpointer(this.#db, id, headerText, tracker ?? trackerOf(log, stored.header.seedLength ?? 0))
+      if (!fromCheckpoint) checkpointer.checkpointLoaded()
+      writer.checkpointWith(checkpointer)
+      return Object.assign(stored, { writer })
     } catch (error) {
       await writer.close()
       throw error
@@ -265,22 +284,29 @@ export class SqliteStore implements SessionStore {
     if (failed !== undefined) throw failed.reason
   }
 
-  /** @internal One flush: a single BEGIN IMMEDIATE transaction that checks the lease and the next seq. */
-  commitBatch(id: string, holder: LockHolder, batch: readonly SessionEvent[]): void {
+  /**
+   * @internal One flush: a single BEGIN IMMEDIATE transaction that checks the lease and the next seq; a batch
+   * that ends a turn writes the session's resume checkpoint in it too (`checkpointer`).
+   */
+  commitBatch(id: string, holder: LockHolder, batch: readonly SessionEvent[], checkpointer?: SqliteCheckpointer): void {
     const first = batch[0] as SessionEvent
     // Checkpoint blobs staged for the next commit ride this one (checkpoint-blobs.ts).
     let staged: StagedBlobs | undefined
     try {
-      this.#commit(id, holder, first, batch, () => (staged = this.checkpointBlobs.insertStaged()))
+      this.#commit(id, holder, first, batch, (lastLine) => {
+        staged = this.checkpointBlobs.insertStaged()
+        checkpointer?.committing(batch, lastLine)
+      })
     } catch (error) {
       ;(staged as StagedBlobs | undefined)?.rolledBack()
+      checkpointer?.rolledBack()
       // The transaction rolled back: nothing of the batch is stored, and the next flush retries it.
       throw storeError(error, this.path, `writing session '${id}'`, true)
     }
     ;(staged as StagedBlobs | undefined)?.committed()
   }
 
-  #commit(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: () => void): void {
+  #commit(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: (lastLine: string) => void): void {
     const write = this.#writePath()
     write.commit.immediate(id, holder, first, batch, alongside)
   }
@@ -297,14 +323,14 @@ export class SqliteStore implements SessionStore {
     const advance = db.prepare(
       'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason), quarantine = CASE WHEN ? THEN ? ELSE quarantine END WHERE id = ?',
     )
-    const commit = db.transaction((id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: () => void) => {
+    const commit = db.transaction((id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: (lastLine: string) => void) => {
       const row = lease.get(id) as Pick<SessionRow, 'next_seq' | 'lease_owner'> | undefined
       if (row === undefined) throw notFound(id, this.path)
       if (parseHolder(row.lease_owner ?? '')?.token !== holder.token) {
         throw new HarnessError(`session '${id}' lost its lease in ${this.path} (another writer took it over); nothing was written`, 'SESSION_LOCKED')
       }
       if (row.next_seq !== first.seq) throw new HarnessError(`session '${id}' in ${this.path} continues at seq ${row.next_seq}, not ${first.seq}`, 'SESSION_CORRUPT')
-      insertRecords(insert, id, this.#pack ? packChunkRuns(batch) : batch)
+      const lastLine = insertRecords(insert, id, this.#pack ? packChunkRuns(batch) : batch)
       const now = Date.now()
       // The listing columns follow the batch: its first prompt (kept only if the session has none), turn ends.
       const digest = new SessionDigest()
@@ -312,7 +338,7 @@ export class SqliteStore implements SessionStore {
       // A quarantine mark sets the column (a lift clears it); without one it stays as it was.
       const mark = lastQuarantineMark(batch)
       advance.run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, mark !== undefined ? 1 : 0, mark?.reason ?? null, id)
-      alongside()
+      alongside(lastLine)
     })
     this.#write = { insert, commit }
     return this.#write
@@ -373,54 +399,41 @@ export class SqliteStore implements SessionStore {
   }
 
   #load(id: string): StoredSession {
-    return this.#guard(`reading session '${id}'`, false, () => this.#loadRows(id))
+    return this.#guard(`reading session '${id}'`, false, () => this.#loadRows(id, false)).stored
   }
 
-  #loadRows(id: string): StoredSession {
-    const where = (seq: number): string => `${this.path} (session '${id}', row seq ${seq})`
-    const loader = new LogLoader()
-    const rowStarts: number[] = []
-    // The session row and its events are read in one read transaction (one snapshot), so that the row's next_seq
-    // and the rows can be compared even while another connection commits. Rows are read a page at a time as
-    // [seq, line] arrays: a native call per page rather than per row, and no row objects. Packed rows and chunk
-    // rows decode straight into compact runs.
-    const page = this.#db.prepare('SELECT seq, line FROM events WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?').raw(true)
-    const { row, header } = this.#db.transaction(() => {
+  /**
+   * Reads a session's row and events in one read transaction (one snapshot), so that the row's next_seq and the
+   * rows can be compared even while another connection commits. With `fromCheckpoint`, a resume checkpoint that
+   * matches the rows stands for the rows before it (read only when something asks for them).
+   */
+  #loadRows(id: string, fromCheckpoint: boolean): { stored: StoredSession; headerText: string; tracker?: ResumeFoldTracker; fromCheckpoint: boolean } {
+    const rows = { db: this.#db, path: this.path, knownTypes: this.#knownTypes }
+    const { row, header, resumed, loader, rowStarts } = this.#db.transaction(() => {
       const row = this.#row(id)
       if (row === undefined) throw notFound(id, this.path)
       const header = parseHeaderRecord(row.header, id, `${this.path} (session '${id}' header)`)
-      for (let from = 0; ; ) {
-        const rows = page.all(id, from, PAGE_ROWS) as [number, string][]
-        for (const [seq, line] of rows) {
-          const expected = loader.length
-          let first: number
-          try {
-            first = loader.addLine(line) ?? loader.add(JSON.parse(line))
-          } catch (error) {
-            throw new HarnessError(`${where(seq)}: ${(error as Error).message}`, 'SESSION_CORRUPT')
-          }
-          if (seq !== expected || first !== seq) {
-            throw new HarnessError(`${where(seq)}: seq ${first} where ${expected} was expected`, 'SESSION_CORRUPT')
-          }
-          rowStarts.push(seq)
-        }
-        if (rows.length < PAGE_ROWS) break
-        from = (rows[rows.length - 1] as [number, string])[0] + 1
-      }
-      return { row, header }
+      const resumed = fromCheckpoint ? loadFromCheckpoint(rows, id, header, row.header) : undefined
+      const loader = new LogLoader()
+      const rowStarts: number[] = []
+      // Packed rows and chunk rows decode straight into compact runs.
+      if (resumed === undefined) readRowsInto(this.#db, this.path, id, 0, Number.MAX_SAFE_INTEGER, loader, rowStarts)
+      return { row, header, resumed, loader, rowStarts }
     })()
+    const length = resumed?.length ?? loader.length
     // Every commit moves next_seq with the rows it inserts. A counter that disagrees with them would make every
     // later flush of this session fail ("continues at seq …"), so the session is refused here, before a writer
     // gets it and before a turn starts: neither the counter nor the rows can be trusted to say which is right.
-    if (row.next_seq !== loader.length) {
+    if (row.next_seq !== length) {
       throw new HarnessError(
-        `${this.path} (session '${id}'): the session row says the next seq is ${row.next_seq}, but its events hold ${loader.length === 0 ? 'no seq' : `seqs 0..${loader.length - 1}`} (${loader.length} events); the counter and the log disagree`,
+        `${this.path} (session '${id}'): the session row says the next seq is ${row.next_seq}, but its events hold ${length === 0 ? 'no seq' : `seqs 0..${length - 1}`} (${length} events); the counter and the log disagree`,
         'SESSION_CORRUPT',
       )
     }
+    if (resumed !== undefined) return { stored: storedSession(header, resumed.log), headerText: row.header, tracker: resumed.tracker, fromCheckpoint: true }
     const log = loader.finish()
-    const locate = (seq: number): string => where(rowStarts.filter((s) => s <= seq).pop() ?? 0)
-    return storedSession(header, validateStoredLog(header, log, locate, this.#knownTypes))
+    const locate = (seq: number): string => rowName(this.path, id, rowStarts.filter((s) => s <= seq).pop() ?? 0)
+    return { stored: storedSession(header, validateStoredLog(header, log, locate, this.#knownTypes)), headerText: row.header, fromCheckpoint: false }
   }
 }
 
@@ -432,12 +445,14 @@ class SqliteWriter implements SessionWriter {
   readonly #commit: SequencedCommit
   readonly #renewal: NodeJS.Timeout
   #closing: Promise<void> | undefined
+  /** Writes the session's resume checkpoint at turn ends (set once the log is loaded). */
+  #checkpointer: SqliteCheckpointer | undefined
 
   constructor(store: SqliteStore, id: string, nextSeq: number, holder: LockHolder) {
     this.#store = store
     this.#id = id
     this.#holder = holder
-    this.#commit = new SequencedCommit(id, nextSeq, async (batch) => store.commitBatch(id, holder, batch), store.flushDelayMs)
+    this.#commit = new SequencedCommit(id, nextSeq, async (batch) => store.commitBatch(id, holder, batch, this.#checkpointer), store.flushDelayMs)
     this.#renewal = setInterval(() => {
       try {
         store.renewLease(id, holder)
@@ -451,6 +466,11 @@ class SqliteWriter implements SessionWriter {
   /** @internal Sets the next seq once the log is loaded. */
   continueAt(seq: number): void {
     this.#commit.continueAt(seq)
+  }
+
+  /** @internal Follows the committed log with `checkpointer` from now on. */
+  checkpointWith(checkpointer: SqliteCheckpointer): void {
+    this.#checkpointer = checkpointer
   }
 
   append(event: SessionEvent): void {
