@@ -80,6 +80,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   }
   let wakeMain: (() => void) | undefined
   let pending = true
+  // The poll timer fired (or the worker just started): a full worker looks for waiting continuations then.
+  let polled = true
   const wake = (): void => {
     pending = true
     wakeMain?.()
@@ -122,7 +124,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         const now = Date.now()
         for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
         // A crash continuation runs alone here (claim-policy.ts): the policy says what may be claimed now.
-        const claims = await policy.next(free, tasks, [...backoff.keys()])
+        const claims = await policy.next(free, tasks, [...backoff.keys()], polled)
+        polled = false
         const started = claims.map((claim) => ({ id: claim.id, claim, holder: new SessionTask(claim.id, ctx, claim.continuation) }))
         // An idle session that took input back while the claim was in flight keeps its slot: the surplus goes back.
         const fit = slots.admit(started)
@@ -145,7 +148,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       }
       if (pending || stopped()) continue
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, ctx.timings.pollMs)
+        const timer = setTimeout(() => ((polled = true), done()), ctx.timings.pollMs)
         function done(): void {
           clearTimeout(timer)
           resolve()
