@@ -13,6 +13,9 @@
  *    `--request-ms` each, served by the same number of lanes. The default 64 sessions fill every one of 16
  *    lanes (4 workers × 4) equally, so the bound scales with the lanes. Each round ends with where one
  *    worker's slot time went (held in turns, between turns, idle before release, not held: claim and open).
+ *    Each run also reads the CPU of the database's server backends and of the machine, and the last round
+ *    lists the statements the workers sent per turn by what they do (with their mean round trip) and, per
+ *    claimed session, claim → open → first request.
  * 2. Per-step cost of PostgresStore (append a step's ~25 events, flush: one statement with the epoch check)
  *    next to a floor of the same rows inserted directly with `pg` (one multi-row INSERT per step, autocommit).
  *    Both build their steps' events before the clock starts; the store's time includes encoding them, the
