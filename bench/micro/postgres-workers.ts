@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/micro/postgres-workers.ts [--workers 1,2,4] [--sessions 64] [--turns 5] [--rounds 3]
  *     [--request-ms 50] [--concurrency 4] [--idle-grace-ms 2000] [--poll-ms 1000] [--steps 300]
- *     [--per-step-only | --workers-only] [--floor-first] [--json]
+ *     [--per-step-only | --workers-only] [--floor-first] [--no-content-index] [--json]
  *
  * 1. Turns per second against worker processes: `--sessions` sessions each get `--turns` followups through the
  *    inbox; N worker processes (`--concurrency` each, the `ledgerloop worker` defaults for idle grace and poll)
@@ -21,7 +21,8 @@
  *    Both build their steps' events before the clock starts; the store's time includes encoding them, the
  *    floor's rows are encoded beforehand.
  *
- * `--per-step-only` skips part 1, `--workers-only` part 2; `--floor-first` times the floor before the store (the
+ * `--no-content-index` disables the content index's trigger in part 1 (a diagnosis of what it costs a flush;
+ * search would not find those sessions' text). `--per-step-only` skips part 1, `--workers-only` part 2; `--floor-first` times the floor before the store (the
  * bench runner alternates it between rounds); `--json` ends with one `@@bench-result {"ok":true,…}` line: the
  * per-step figures (`storeMs`, `floorMs`) and, with part 1, the issue 30 target rows (bench/src/micro-targets.ts).
  *
@@ -58,6 +59,7 @@ const { values } = parseArgs({
     'workers-only': { type: 'boolean', default: false },
     'floor-first': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    'no-content-index': { type: 'boolean', default: false },
   },
 })
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -144,6 +146,12 @@ async function turnsPerSecond(url: string, childFile: string, dir: string, worke
   const schema = `bench_r${round}_w${workers}`
   const store = new PostgresStore({ connectionString: url, schema })
   await store.ready()
+  // Diagnosis only (what the content index costs the flushes): search would miss these sessions' text.
+  if (values['no-content-index']) {
+    const admin = new pg.Pool({ connectionString: url, max: 1 })
+    await admin.query(`ALTER TABLE "${schema}".events DISABLE TRIGGER events_content`)
+    await admin.end()
+  }
   for (let i = 0; i < sessions; i++) await store.createDetached(new Session({ id: `b${i}` }).header)
   const lines: WorkerLine[] = []
   const args = (n: number): string[] => [childFile, url, schema, `w${n}`, String(requestMs), String(concurrency), values['idle-grace-ms'], values['poll-ms']]

@@ -44,7 +44,7 @@ export class ClaimPolicy {
    * alone here; one crash continuation, alone, when one waits and no turn runs here (else none: drain first);
    * otherwise up to `free` sessions that need no crash continuation. A claim with `continuation` set is this
    * worker's alone session until {@link continued} is called for it. With no slot free the database is asked
-   * only when `polled` (the worker's poll timer fired) or while draining: a full worker has nothing to claim,
+   * only when `polled` (a poll interval has passed since it last asked) or while draining: a full worker has nothing to claim,
    * and a continuation that starts to wait (a lease running out) sends no NOTIFY anyway, so the poll is what
    * finds it, not each NOTIFY for another worker's session.
    */

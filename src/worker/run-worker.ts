@@ -80,8 +80,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   }
   let wakeMain: (() => void) | undefined
   let pending = true
-  // The poll timer fired (or the worker just started): a full worker looks for waiting continuations then.
-  let polled = true
+  // When this worker last asked the database for work: a full worker asks again once a poll interval has passed
+  // (by the clock, not the timer, which NOTIFY traffic keeps resetting).
+  let askedAt = -Infinity
   const wake = (): void => {
     pending = true
     wakeMain?.()
@@ -124,8 +125,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         const now = Date.now()
         for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
         // A crash continuation runs alone here (claim-policy.ts): the policy says what may be claimed now.
+        // (A tenth of slack: the timer and Date.now() round differently, and a tick early must not wait two.)
+        const polled = now - askedAt >= 0.9 * ctx.timings.pollMs
         const claims = await policy.next(free, tasks, [...backoff.keys()], polled)
-        polled = false
+        if (polled || free > 0) askedAt = now
         const started = claims.map((claim) => ({ id: claim.id, claim, holder: new SessionTask(claim.id, ctx, claim.continuation) }))
         // An idle session that took input back while the claim was in flight keeps its slot: the surplus goes back.
         const fit = slots.admit(started)
@@ -148,7 +151,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       }
       if (pending || stopped()) continue
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => ((polled = true), done()), ctx.timings.pollMs)
+        const timer = setTimeout(done, ctx.timings.pollMs)
         function done(): void {
           clearTimeout(timer)
           resolve()
