@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/micro/postgres-workers.ts [--workers 1,2,4] [--sessions 64] [--turns 5] [--rounds 3]
  *     [--request-ms 50] [--concurrency 4] [--idle-grace-ms 2000] [--poll-ms 1000] [--steps 300]
- *     [--per-step-only | --workers-only] [--floor-first] [--json]
+ *     [--per-step-only | --workers-only] [--floor-first] [--no-content-index] [--json]
  *
  * 1. Turns per second against worker processes: `--sessions` sessions each get `--turns` followups through the
  *    inbox; N worker processes (`--concurrency` each, the `ledgerloop worker` defaults for idle grace and poll)
@@ -13,19 +13,23 @@
  *    `--request-ms` each, served by the same number of lanes. The default 64 sessions fill every one of 16
  *    lanes (4 workers × 4) equally, so the bound scales with the lanes. Each round ends with where one
  *    worker's slot time went (held in turns, between turns, idle before release, not held: claim and open).
+ *    Each run also reads the CPU of the database's server backends and of the machine, and the last round
+ *    lists the statements the workers sent per turn by what they do (with their mean round trip) and, per
+ *    claimed session, claim → open → first request.
  * 2. Per-step cost of PostgresStore (append a step's ~25 events, flush: one statement with the epoch check)
  *    next to a floor of the same rows inserted directly with `pg` (one multi-row INSERT per step, autocommit).
  *    Both build their steps' events before the clock starts; the store's time includes encoding them, the
  *    floor's rows are encoded beforehand.
  *
- * `--per-step-only` skips part 1, `--workers-only` part 2; `--floor-first` times the floor before the store (the
+ * `--no-content-index` disables the content index's trigger in part 1 (a diagnosis of what it costs a flush;
+ * search would not find those sessions' text). `--per-step-only` skips part 1, `--workers-only` part 2; `--floor-first` times the floor before the store (the
  * bench runner alternates it between rounds); `--json` ends with one `@@bench-result {"ok":true,…}` line: the
  * per-step figures (`storeMs`, `floorMs`) and, with part 1, the issue 30 target rows (bench/src/micro-targets.ts).
  *
  * Needs PostgreSQL at 127.0.0.1:5432 (or LEDGERLOOP_TEST_PG_URL); creates and drops a scratch database.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -55,6 +59,7 @@ const { values } = parseArgs({
     'workers-only': { type: 'boolean', default: false },
     'floor-first': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    'no-content-index': { type: 'boolean', default: false },
   },
 })
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -89,6 +94,40 @@ interface WorkerLine {
   readonly sessionId?: string
   readonly cpuMs?: number
   readonly bodies?: number
+  readonly statements?: Record<string, { count: number; ms: number }>
+  readonly phases?: { claims: number; claimToOpenMs: number; openToFirstRequestMs: number }
+}
+
+/** CPU ticks (10 ms) used so far by this database's server backends (local server only; 0 when unreadable). */
+async function serverTicks(pool: pg.Pool): Promise<number> {
+  const pids = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')
+  let ticks = 0
+  for (const { pid } of pids.rows) {
+    try {
+      const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // not a local server, or the backend just left
+    }
+  }
+  return ticks
+}
+
+/** The machine's busy and total CPU ticks so far (all processes, other work included). */
+function machineTicks(): { busy: number; total: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number)
+  const total = fields.reduce((a, b) => a + b, 0)
+  return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total }
+}
+
+/** Per turn, what one run cost besides the workers' own CPU: statements by kind, server CPU, the machine's load. */
+interface RunCost {
+  readonly statements: Map<string, { count: number; ms: number }>
+  readonly serverCpuMsPerTurn: number
+  readonly machineBusy: number
+  /** Mean ms from a claim statement's return to the session being open, and from there to its first request. */
+  readonly openMs: number
+  readonly firstRequestMs: number
 }
 
 /** Where one worker's slot time went, in slot-seconds (`concurrency × wall` in all). */
@@ -103,10 +142,16 @@ interface SlotTime {
   readonly claims: number
 }
 
-async function turnsPerSecond(url: string, childFile: string, dir: string, workers: number, round: number): Promise<{ perSecond: number; slots: SlotTime | undefined; cpuMsPerTurn: number }> {
+async function turnsPerSecond(url: string, childFile: string, dir: string, workers: number, round: number): Promise<{ perSecond: number; slots: SlotTime | undefined; cpuMsPerTurn: number; cost: RunCost }> {
   const schema = `bench_r${round}_w${workers}`
   const store = new PostgresStore({ connectionString: url, schema })
   await store.ready()
+  // Diagnosis only (what the content index costs the flushes): search would miss these sessions' text.
+  if (values['no-content-index']) {
+    const admin = new pg.Pool({ connectionString: url, max: 1 })
+    await admin.query(`ALTER TABLE "${schema}".events DISABLE TRIGGER events_content`)
+    await admin.end()
+  }
   for (let i = 0; i < sessions; i++) await store.createDetached(new Session({ id: `b${i}` }).header)
   const lines: WorkerLine[] = []
   const args = (n: number): string[] => [childFile, url, schema, `w${n}`, String(requestMs), String(concurrency), values['idle-grace-ms'], values['poll-ms']]
@@ -123,16 +168,20 @@ async function turnsPerSecond(url: string, childFile: string, dir: string, worke
         ),
     ),
   )
+  const pool = new pg.Pool({ connectionString: url, max: 1 })
+  const ticksBefore = await serverTicks(pool)
+  const machineBefore = machineTicks()
   const started = Date.now()
   // Session by session, so a claimed session's whole queue arrives while it runs its first turn.
   for (let i = 0; i < sessions; i++) for (let t = 0; t < turns; t++) await store.send(`b${i}`, { kind: 'followup', message: `turn ${t + 1}` })
-  const pool = new pg.Pool({ connectionString: url, max: 1 })
   for (;;) {
     const r = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".events WHERE type = 'turn/end'`)
     if ((r.rows[0] as { n: number }).n >= sessions * turns) break
     await sleep(10)
   }
   const ended = Date.now()
+  const serverMs = ((await serverTicks(pool)) - ticksBefore) * 10
+  const machineAfter = machineTicks()
   for (const c of children) c.kill('SIGTERM')
   // 'close' comes once stdout is drained too, so the last line (with the CPU time) has been read.
   await Promise.all(children.map((c) => new Promise<void>((r) => c.once('close', () => r()))))
@@ -143,7 +192,18 @@ async function turnsPerSecond(url: string, childFile: string, dir: string, worke
   if (bodies !== sessions * turns) throw new Error(`${workers} worker(s) ran ${bodies} tool bodies for ${sessions * turns} turns`)
   // Worker-process CPU after start-up (shutdown included) over the turns served: what a turn costs the worker side.
   const cpuMs = lines.reduce((sum, l) => sum + (l.type === 'stopped' ? (l.cpuMs ?? 0) : l.type === 'ready' ? -(l.cpuMs ?? 0) : 0), 0)
-  return { perSecond: (sessions * turns) / ((ended - started) / 1000), slots, cpuMsPerTurn: cpuMs / (sessions * turns) }
+  const statements = new Map<string, { count: number; ms: number }>()
+  for (const line of lines) {
+    for (const [kind, { count, ms }] of Object.entries(line.statements ?? {})) {
+      const sum = statements.get(kind) ?? { count: 0, ms: 0 }
+      statements.set(kind, { count: sum.count + count, ms: sum.ms + ms })
+    }
+  }
+  const machineBusy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total)
+  const phase = (pick: (p: NonNullable<WorkerLine['phases']>) => number): number => lines.reduce((sum, l) => sum + (l.phases === undefined ? 0 : pick(l.phases)), 0)
+  const claims = Math.max(1, phase((p) => p.claims))
+  const cost = { statements, serverCpuMsPerTurn: serverMs / (sessions * turns), machineBusy, openMs: phase((p) => p.claimToOpenMs) / claims, firstRequestMs: phase((p) => p.openToFirstRequestMs) / claims }
+  return { perSecond: (sessions * turns) / ((ended - started) / 1000), slots, cpuMsPerTurn: cpuMs / (sessions * turns), cost }
 }
 
 /** One worker's slot-seconds from its claim/release lines and the logged turn boundaries (event `time`). */
@@ -239,6 +299,7 @@ interface Round {
   readonly bound: Map<number, number>
   readonly measured: Map<number, number>
   readonly cpu: Map<number, number>
+  readonly cost: Map<number, RunCost>
   readonly slots: SlotTime | undefined
 }
 
@@ -250,6 +311,7 @@ async function workerRounds(url: string, dir: string): Promise<object[]> {
     const bound = new Map<number, number>()
     const measured = new Map<number, number>()
     const cpu = new Map<number, number>()
+    const cost = new Map<number, RunCost>()
     let slots: SlotTime | undefined
     // Alternate the order by round, so a drift in the machine's load does not favour one worker count.
     for (const n of round % 2 === 0 ? workerCounts : [...workerCounts].reverse()) {
@@ -257,11 +319,15 @@ async function workerRounds(url: string, dir: string): Promise<object[]> {
       const r = await turnsPerSecond(url, childFile, dir, n, round)
       measured.set(n, r.perSecond)
       cpu.set(n, r.cpuMsPerTurn)
+      cost.set(n, r.cost)
       slots ??= r.slots
       loads.push(loadavg()[0] as number)
     }
-    rounds.push({ bound, measured, cpu, slots })
-    const cells = workerCounts.map((n) => `${n}: ${(measured.get(n) as number).toFixed(1)} of ${(bound.get(n) as number).toFixed(1)} (${(cpu.get(n) as number).toFixed(1)} CPU ms/turn)`)
+    rounds.push({ bound, measured, cpu, cost, slots })
+    const cells = workerCounts.map((n) => {
+      const c = cost.get(n) as RunCost
+      return `${n}: ${(measured.get(n) as number).toFixed(1)} of ${(bound.get(n) as number).toFixed(1)} (CPU ms/turn: workers ${(cpu.get(n) as number).toFixed(1)}, server ${c.serverCpuMsPerTurn.toFixed(1)}; machine ${(100 * c.machineBusy).toFixed(0)} % busy)`
+    })
     console.log(`round ${round + 1}: turns/s (measured of bound) ${cells.join(' · ')} · load ${load()}`)
     if (slots !== undefined) {
       const all = concurrency * slots.wall
@@ -270,6 +336,17 @@ async function workerRounds(url: string, dir: string): Promise<object[]> {
         `  one worker's ${all.toFixed(1)} slot-s: in turns ${pct(slots.inTurns)} (model waits ${pct(slots.modelWaits)}), between turns ${pct(slots.betweenTurns)}, outside turns (claim, open, idle, empty) ${pct(slots.outside)}; last turn/end to release ${((1000 * slots.idleHeld) / slots.claims).toFixed(0)} ms per claim (${slots.claims} claims)`,
       )
     }
+  }
+  console.log('')
+  console.log(`statements per turn, by what they do (round ${rounds.length}; mean round trip in ms):`)
+  const last = rounds.at(-1) as Round
+  for (const n of workerCounts) {
+    const c = last.cost.get(n) as RunCost
+    const all = [...c.statements.entries()].filter(([kind]) => kind !== 'setup').sort(([, a], [, b]) => b.count - a.count)
+    const total = all.reduce((sum, [, t]) => sum + t.count, 0)
+    const cells = all.map(([kind, t]) => `${kind} ${(t.count / (sessions * turns)).toFixed(2)} (${(t.ms / t.count).toFixed(1)})`)
+    console.log(`  ${n} worker(s): ${(total / (sessions * turns)).toFixed(2)} in all: ${cells.join(' · ')}`)
+    console.log(`    per claimed session: claim returned → open ${c.openMs.toFixed(1)} ms, open → first request ${c.firstRequestMs.toFixed(1)} ms`)
   }
   console.log('')
   console.log('| worker processes | turns/s (median) | spread | I/O bound (median) | of the bound |')

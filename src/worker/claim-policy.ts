@@ -43,23 +43,30 @@ export class ClaimPolicy {
    * The sessions to claim now, with up to `free` slots and `tasks` running: nothing while a continuation runs
    * alone here; one crash continuation, alone, when one waits and no turn runs here (else none: drain first);
    * otherwise up to `free` sessions that need no crash continuation. A claim with `continuation` set is this
-   * worker's alone session until {@link continued} is called for it.
+   * worker's alone session until {@link continued} is called for it. With no slot free the database is asked
+   * only when `polled` (a poll interval has passed since it last asked) or while draining: a full worker has nothing to claim,
+   * and a continuation that starts to wait (a lease running out) sends no NOTIFY anyway, so the poll is what
+   * finds it, not each NOTIFY for another worker's session.
    */
-  async next(free: number, tasks: ReadonlyMap<string, { readonly task: ClaimedTask }>, exclude: readonly string[]): Promise<SessionClaim[]> {
+  async next(free: number, tasks: ReadonlyMap<string, { readonly task: ClaimedTask }>, exclude: readonly string[], polled = true): Promise<SessionClaim[]> {
     if (this.#alone !== undefined) return []
+    if (free === 0 && !polled && !this.#draining) return []
     const skip = [...exclude, ...tasks.keys()]
-    if ((await this.#store.waitingContinuations(skip)) > 0) {
-      this.#draining = true
-      if ([...tasks.values()].some((t) => t.task.busy)) return []
-      const [claim] = await this.#store.claimSessions(1, { exclude: skip, kind: 'continuations' })
+    // One round trip in the usual case: the check for a waiting continuation and the claim of other work.
+    const work = await this.#store.claimWork(this.#draining ? 0 : free, { exclude: skip })
+    if (!work.continuationsWaiting) {
       this.#draining = false
-      if (claim !== undefined) {
-        this.#alone = claim.id
-        return [claim]
-      }
-      // Another worker took it first.
+      return work.claims
     }
+    this.#draining = true
+    if ([...tasks.values()].some((t) => t.task.busy)) return []
+    const [claim] = await this.#store.claimSessions(1, { exclude: skip, kind: 'continuations' })
     this.#draining = false
+    if (claim !== undefined) {
+      this.#alone = claim.id
+      return [claim]
+    }
+    // Another worker took it first.
     return free > 0 ? this.#store.claimSessions(free, { exclude: skip, kind: 'others' }) : []
   }
 

@@ -80,6 +80,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   }
   let wakeMain: (() => void) | undefined
   let pending = true
+  // When this worker last asked the database for work: a full worker asks again once a poll interval has passed
+  // (by the clock, not the timer, which NOTIFY traffic keeps resetting).
+  let askedAt = -Infinity
   const wake = (): void => {
     pending = true
     wakeMain?.()
@@ -122,7 +125,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         const now = Date.now()
         for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
         // A crash continuation runs alone here (claim-policy.ts): the policy says what may be claimed now.
-        const claims = await policy.next(free, tasks, [...backoff.keys()])
+        // (A tenth of slack: the timer and Date.now() round differently, and a tick early must not wait two.)
+        const polled = now - askedAt >= 0.9 * ctx.timings.pollMs
+        const claims = await policy.next(free, tasks, [...backoff.keys()], polled)
+        if (polled || free > 0) askedAt = now
         const started = claims.map((claim) => ({ id: claim.id, claim, holder: new SessionTask(claim.id, ctx, claim.continuation) }))
         // An idle session that took input back while the claim was in flight keeps its slot: the surplus goes back.
         const fit = slots.admit(started)

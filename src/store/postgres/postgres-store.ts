@@ -15,7 +15,8 @@ import { PostgresWriter, type BatchCommit, type SessionStatus, type WriterBacken
 import { encodeRows, followEvents, loadEvents, readEventsAfter, type FollowOptions } from './stored-events.js'
 import { migrateSchema, storeTables, type StoreTables } from './schema.js'
 import { listSessions } from './session-listing.js'
-import { claimSessionRows, waitingContinuations, type ClaimKind } from './claim-queries.js'
+import { claimOneRow, claimSessionRows, claimUnlessContinuations, renewLeaseRows, waitingContinuations, type ClaimKind, type ClaimedSessionRow } from './claim-queries.js'
+import { flushStatement } from './flush-statement.js'
 import { Readiness, withStoreErrors, writeFailure } from './pg-errors.js'
 import { PostgresCheckpointBlobs } from './checkpoint-blobs.js'
 
@@ -58,11 +59,11 @@ export interface SessionClaim {
   readonly continuation: boolean
 }
 
-interface ClaimedRow {
-  readonly epoch: number
-  readonly header: string
-  readonly head_seq: number
-  readonly titled: boolean
+/** What a worker's claim found: the sessions it claimed, and whether a crash continuation waits (then none). */
+export interface ClaimedWork {
+  readonly claims: SessionClaim[]
+  /** Claimable sessions wait for a crash continuation: nothing else was claimed (see `claimSessions`' `kind`). */
+  readonly continuationsWaiting: boolean
 }
 
 /**
@@ -95,7 +96,8 @@ export class PostgresStore implements SessionStore {
   readonly #delayMs: number
   readonly #knownTypes: readonly string[] | undefined
   readonly #writers = new Map<string, PostgresWriter>()
-  readonly #claims = new Map<string, number>()
+  /** Claimed, not yet opened: the row as the claim left it (nobody else writes it while the lease is ours). */
+  readonly #claims = new Map<string, ClaimedSessionRow>()
   readonly #leaseLost = new Set<LeaseLostListener>()
   readonly #hub: NotificationHub
   readonly #ready: Readiness
@@ -169,7 +171,9 @@ export class PostgresStore implements SessionStore {
     await this.#ready
     const claimed = this.#claims.get(id)
     this.#claims.delete(id)
-    const row = claimed === undefined ? await this.#claim(id) : await this.#ownedRow(id, claimed)
+    // A claim already read the row: opening it reads the log only. A claim whose lease ran out meanwhile is
+    // fenced by its first flush (and a renewal that missed it dropped it from #claims: then this claims anew).
+    const row = claimed ?? (await this.#claim(id))
     const writer = this.#track(new PostgresWriter(this.#backend, id, row.epoch, row.head_seq, row.titled))
     try {
       const header = parseHeaderRecord(row.header, id, this.#where(id, 'header'))
@@ -345,6 +349,9 @@ export class PostgresStore implements SessionStore {
    */
   async forcedResume(id: string, step: 'request' | 'check' | 'clear'): Promise<boolean> {
     await this.#ready
+    // A claim read it: a forced resume is asked only of a session nobody owns, so it cannot change under a claim.
+    const claimed = step === 'check' ? this.#claims.get(id) : undefined
+    if (claimed !== undefined) return claimed.force_resume
     return step === 'request' ? requestForcedResume(this.#pool, this.tables, id) : forcedResume(this.#pool, this.tables, id, step === 'clear')
   }
 
@@ -374,9 +381,21 @@ export class PostgresStore implements SessionStore {
     // Never a session this store still serves: a stalled owner's own expired lease is renewed or fenced, not re-claimed.
     const exclude = [...(options.exclude ?? []), ...this.#writers.keys(), ...this.#claims.keys()]
     const rows = await claimSessionRows(this.#pool, this.tables, { limit, ownerId: this.ownerId, leaseMs: this.leaseMs, exclude, kind: options.kind ?? 'any' })
-    for (const row of rows) this.#claims.set(row.id, row.epoch)
-    this.#armRenewal()
-    return rows.map((r) => ({ id: r.id, epoch: r.epoch, continuation: r.continuation }))
+    return this.#claimed(rows)
+  }
+
+  /**
+   * A worker's claim in one round trip: up to `limit` sessions that need no crash continuation (0: none, only
+   * the check), unless a claimable session waits for a crash continuation — then nothing is claimed and
+   * `continuationsWaiting` says so (claim it with `claimSessions(1, { kind: 'continuations' })` once no turn of
+   * yours runs). Equals `waitingContinuations` then `claimSessions(limit, { kind: 'others' })`, one statement.
+   */
+  async claimWork(limit: number, options: { readonly exclude?: readonly string[] } = {}): Promise<ClaimedWork> {
+    await this.#ready
+    const exclude = [...(options.exclude ?? []), ...this.#writers.keys(), ...this.#claims.keys()]
+    const n = Number.isSafeInteger(limit) && limit > 0 ? limit : 0
+    const found = await claimUnlessContinuations(this.#pool, this.tables, { limit: n, ownerId: this.ownerId, leaseMs: this.leaseMs, exclude })
+    return { claims: this.#claimed(found.rows), continuationsWaiting: found.waiting > 0 }
   }
 
   /** How many claimable sessions (not served here, not in `exclude`) wait for a crash continuation. */
@@ -387,10 +406,10 @@ export class PostgresStore implements SessionStore {
 
   /** Gives back a claim that was not opened (e.g. its log failed to load), marking it `status`. */
   async releaseClaim(sessionId: string, status?: SessionStatus): Promise<void> {
-    const epoch = this.#claims.get(sessionId)
-    if (epoch === undefined) return
+    const claimed = this.#claims.get(sessionId)
+    if (claimed === undefined) return
     this.#claims.delete(sessionId)
-    await this.#release(sessionId, epoch, status)
+    await this.#release(sessionId, claimed.epoch, status)
   }
 
   async close(): Promise<void> {
@@ -433,35 +452,23 @@ export class PostgresStore implements SessionStore {
     return row.epoch
   }
 
-  async #claim(id: string): Promise<ClaimedRow> {
-    const t = this.tables
-    const claimed = await this.#pool.query<ClaimedRow>(
-      `WITH c AS (SELECT id FROM ${t.sessions} WHERE id = $1 AND (owner IS NULL OR lease_until < now()) FOR UPDATE SKIP LOCKED)
-       UPDATE ${t.sessions} s SET owner = $2, epoch = s.epoch + 1, lease_until = now() + $3 * interval '1 millisecond'
-       FROM c WHERE s.id = c.id
-       RETURNING s.epoch, s.header, s.head_seq, s.title IS NOT NULL AS titled`,
-      [id, this.ownerId, this.leaseMs],
-    )
-    const row = claimed.rows[0]
+  #claimed(rows: readonly ClaimedSessionRow[]): SessionClaim[] {
+    for (const row of rows) this.#claims.set(row.id, row)
+    if (rows.length > 0) this.#armRenewal()
+    return rows.map((r) => ({ id: r.id, epoch: r.epoch, continuation: r.continuation }))
+  }
+
+  async #claim(id: string): Promise<ClaimedSessionRow> {
+    const row = await claimOneRow(this.#pool, this.tables, id, this.ownerId, this.leaseMs)
     if (row !== undefined) return row
     const holder = await this.#pool.query<{ owner: string | null; left_ms: number | null }>(
-      `SELECT owner, (extract(epoch FROM lease_until - now()) * 1000)::int AS left_ms FROM ${t.sessions} WHERE id = $1`,
+      `SELECT owner, (extract(epoch FROM lease_until - now()) * 1000)::int AS left_ms FROM ${this.tables.sessions} WHERE id = $1`,
       [id],
     )
     const current = holder.rows[0]
     if (current === undefined) throw this.#notFound(id)
     const who = current.owner === null ? 'another writer (it is being claimed right now)' : `${current.owner} (lease ends in ${current.left_ms ?? 0} ms)`
     throw new HarnessError(`session '${id}' is open in another writer: ${who} in ${this.#describe()}`, 'SESSION_LOCKED')
-  }
-
-  async #ownedRow(id: string, epoch: number): Promise<ClaimedRow> {
-    const found = await this.#pool.query<ClaimedRow>(
-      `SELECT epoch, header, head_seq, title IS NOT NULL AS titled FROM ${this.tables.sessions} WHERE id = $1 AND epoch = $2 AND owner = $3`,
-      [id, epoch, this.ownerId],
-    )
-    const row = found.rows[0]
-    if (row === undefined) throw this.#leaseLostError(id, epoch)
-    return row
   }
 
   async #commitBatch(commit: BatchCommit): Promise<void> {
@@ -520,17 +527,10 @@ export class PostgresStore implements SessionStore {
       return
     }
     const ids = [...held.map((w) => w.id), ...claims.map(([id]) => id)]
-    const epochs = [...held.map((w) => w.epoch), ...claims.map(([, epoch]) => epoch)]
-    const renewed = await this.#pool.query<{ id: string }>(
-      `UPDATE ${this.tables.sessions} s SET lease_until = now() + $3 * interval '1 millisecond'
-       FROM unnest($1::text[], $2::int[]) AS o(id, epoch)
-       WHERE s.id = o.id AND s.epoch = o.epoch
-       RETURNING s.id`,
-      [ids, epochs, this.leaseMs],
-    )
-    const alive = new Set(renewed.rows.map((r) => r.id))
+    const epochs = [...held.map((w) => w.epoch), ...claims.map(([, row]) => row.epoch)]
+    const alive = await renewLeaseRows(this.#pool, this.tables, ids, epochs, this.leaseMs)
     for (const writer of held) if (!alive.has(writer.id) && this.#writers.get(writer.id) === writer) writer.leaseMissed(this.#leaseLostError(writer.id, writer.epoch))
-    for (const [id, epoch] of claims) if (!alive.has(id) && this.#claims.get(id) === epoch) this.#claims.delete(id)
+    for (const [id, row] of claims) if (!alive.has(id) && this.#claims.get(id) === row) this.#claims.delete(id)
   }
 
   #armRenewal(): void {
@@ -569,28 +569,4 @@ export class PostgresStore implements SessionStore {
   #describe(): string {
     return `PostgreSQL schema "${this.tables.schema}"`
   }
-}
-
-/**
- * The statement of one flush, fenced: the `sessions` row is updated only at the writer's epoch and head, and the
- * event rows are inserted (and the consumed inbox rows deleted, when `inbox`) only through that update, so a
- * fenced writer changes nothing. Parameters: $1 id, $2 epoch, $3 new head, $4 lease ms, $5 status, $6 title,
- * $7 first seq, $8..$10 the rows (seqs, types, data), $11 the events channel, $12 inbox row ids.
- */
-function flushStatement(t: StoreTables, inbox: boolean): string {
-  return `WITH f AS (
-       UPDATE ${t.sessions} SET head_seq = $3, updated_at = now(), lease_until = now() + $4 * interval '1 millisecond',
-         status = COALESCE($5, status), title = COALESCE(title, $6)
-       WHERE id = $1 AND epoch = $2 AND head_seq = $7
-       RETURNING id),
-     e AS (
-       INSERT INTO ${t.events} (session_id, seq, type, data)
-       SELECT f.id, r.seq, r.type, r.data FROM f, unnest($8::int[], $9::text[], $10::text[]) AS r(seq, type, data))${
-       inbox
-         ? `,
-     d AS (
-       DELETE FROM ${t.inbox} WHERE session_id = $1 AND id = ANY($12::bigint[]) AND EXISTS (SELECT 1 FROM f))`
-         : ''
-     }
-     SELECT pg_notify($11, f.id || ' ' || $3) FROM f`
 }
