@@ -1,5 +1,5 @@
 /**
- * Regenerates docs/serve-list.png, docs/serve-timeline.png, docs/serve-conversation.png,
+ * Regenerates docs/serve-list.png, docs/serve-search.png, docs/serve-timeline.png, docs/serve-conversation.png,
  * docs/serve-approval.png and docs/serve-compare.png: `node --import tsx scripts/serve-screenshots.ts`.
  * Runs a few scripted sessions on a fresh server (completed with tools, cancelled, failed, waiting for an
  * approval, and a stored one with reasoning, a refused call, a retry and a failed turn) and photographs the page
@@ -125,6 +125,13 @@ try {
   await page.waitForSelector('table.sessions tbody tr >> nth=3')
   await page.waitForTimeout(300)
   await page.screenshot({ path: join(docs, 'serve-list.png') })
+
+  // Content search: the sessions whose prompts, answers or tool output hold the text, each with its snippet.
+  await page.getByLabel('search session content').fill('build log')
+  await page.waitForSelector('.content-match')
+  await page.waitForTimeout(300)
+  await page.screenshot({ path: join(docs, 'serve-search.png') })
+  await page.getByLabel('search session content').fill('')
 
   await page.goto(`${f.base}/#/s/${main}`)
   await page.waitForSelector('.row.kind-tool')

@@ -14,10 +14,14 @@
  * - absent: text made of words every session holds, in an order none does (each session must be read: the worst case).
  *
  * Index cost per step: `--steps` steps of the same shape written through the loop into a fresh store, with the
- * content index and without it (JSONL: its writer switched off; SQLite: its trigger dropped), alternating, median
- * ratio of ms per step.
+ * content index and without it (JSONL: its writer switched off; SQLite and PostgreSQL: their trigger dropped),
+ * alternating, median ratio of ms per step.
  *
- *   npm run build && npx tsx bench/micro/content-search.ts [--sessions 1000] [--turns 200] [--runs 5] [--steps 20] [--store jsonl,sqlite] [--json]
+ * PostgreSQL (127.0.0.1:5432, trust, or LEDGERLOOP_TEST_PG_URL): the fixture lives in its own database named after
+ * the shape (`ll_bench_grep_<sessions>x<turns>…`, kept as the cache is; drop it by hand to rebuild); each step
+ * run uses a scratch database dropped after it. A PostgreSQL that cannot be reached is reported and skipped.
+ *
+ *   npm run build && npx tsx bench/micro/content-search.ts [--sessions 1000] [--turns 200] [--runs 5] [--steps 20] [--store jsonl,sqlite,postgres] [--json]
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -25,6 +29,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { ADMIN_URL, createScratchDatabase } from '../../test/store/postgres-scratch.js'
 // The full bench's result-line prefix (bench/src/protocol.ts; not imported: the root tsconfig checks this file).
 const RESULT_PREFIX = '@@bench-result '
 
@@ -36,7 +42,7 @@ const { values } = parseArgs({
     reasoning: { type: 'string', default: '125' },
     runs: { type: 'string', default: '5' },
     steps: { type: 'string', default: '20' },
-    store: { type: 'string', default: 'jsonl,sqlite' },
+    store: { type: 'string', default: 'jsonl,sqlite,postgres' },
     cache: { type: 'string', default: '/tmp/ll-content-search' },
     json: { type: 'boolean', default: false },
     child: { type: 'string' },
@@ -48,17 +54,36 @@ const textDeltas = Number(values.text)
 const reasoningDeltas = Number(values.reasoning)
 const dist = join(process.cwd(), 'dist')
 const cache = join(values.cache, `${sessions}x${turns}x${textDeltas}+${reasoningDeltas}`)
-type Kind = 'jsonl' | 'sqlite'
+type Kind = 'jsonl' | 'sqlite' | 'postgres'
 type Lib = typeof import('../../src/index.js')
 const lib = async (): Promise<Lib> => (await import(pathToFileURL(join(dist, 'index.js')).href)) as Lib
 const sqliteStore = async (): Promise<typeof import('../../src/store/sqlite.js').SqliteStore> =>
   ((await import(pathToFileURL(join(dist, 'store/sqlite.js')).href)) as typeof import('../../src/store/sqlite.js')).SqliteStore
+const postgresStore = async (): Promise<typeof import('../../src/store/postgres.js').PostgresStore> =>
+  ((await import(pathToFileURL(join(dist, 'postgres.js')).href)) as typeof import('../../src/postgres.js')).PostgresStore
+// The PostgreSQL fixture's database: one per shape, like the cache directory.
+const PG_FIXTURE = `ll_bench_grep_${sessions}x${turns}x${textDeltas}_${reasoningDeltas}`
+function databaseUrl(name: string): string {
+  const url = new URL(ADMIN_URL)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+async function onAdmin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try {
+    return await run(client)
+  } finally {
+    await client.end()
+  }
+}
 const RARE_SESSION = Math.floor(sessions * 0.37)
 const NEEDLES = { rare: `quokka-${RARE_SESSION}`, common: 'word250 word251', absent: 'word499 word0 word1' } as const
 type NeedleKind = keyof typeof NEEDLES
 
 async function open(kind: Kind, root = cache): Promise<import('../../src/index.js').SessionStore> {
   const l = await lib()
+  if (kind === 'postgres') return new (await postgresStore())({ connectionString: databaseUrl(PG_FIXTURE), poolSize: 2 })
   return kind === 'jsonl' ? new l.JsonlStore({ dir: join(root, 'jsonl'), fsync: 'interval' }) : new (await sqliteStore())({ path: join(root, 'sessions.db') })
 }
 
@@ -88,6 +113,13 @@ async function recorded(): Promise<{ header: import('../../src/index.js').Sessio
 
 async function build(kind: Kind): Promise<void> {
   const marker = join(cache, `${kind}.done`)
+  if (kind === 'postgres') {
+    const exists = await onAdmin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [PG_FIXTURE])).rowCount === 1)
+    if (!exists) {
+      rmSync(marker, { force: true })
+      await onAdmin((c) => c.query(`CREATE DATABASE "${PG_FIXTURE}"`))
+    }
+  }
   if (existsSync(marker)) return
   mkdirSync(cache, { recursive: true })
   const { header, events } = await recorded()
@@ -115,6 +147,7 @@ async function build(kind: Kind): Promise<void> {
 async function searchChild(kind: Kind, needle: NeedleKind): Promise<void> {
   await lib()
   if (kind === 'sqlite') await sqliteStore()
+  if (kind === 'postgres') await postgresStore()
   const t0 = performance.now()
   const store = await open(kind)
   const rows = await store.list({ grep: NEEDLES[needle], limit: 20 })
@@ -127,13 +160,29 @@ async function searchChild(kind: Kind, needle: NeedleKind): Promise<void> {
 async function stepChild(kind: Kind, indexing: boolean): Promise<void> {
   const l = await lib()
   const root = mkdtempSync(join(tmpdir(), 'll-content-step-'))
+  const cleanups: (() => Promise<unknown>)[] = []
   try {
     if (!indexing && kind === 'jsonl') {
       const { ContentIndex } = (await import(pathToFileURL(join(dist, 'store/jsonl/content-index.js')).href)) as typeof import('../../src/store/jsonl/content-index.js')
       ContentIndex.prototype.start = () => undefined
       ContentIndex.prototype.resume = () => undefined
     }
-    const store = kind === 'jsonl' ? new l.JsonlStore({ dir: join(root, 'jsonl') }) : new (await sqliteStore())({ path: join(root, 'sessions.db') })
+    const scratch = kind === 'postgres' ? await createScratchDatabase('ll_bench_grep_step') : undefined
+    cleanups.push(async () => scratch?.drop())
+    const store =
+      scratch !== undefined
+        ? new (await postgresStore())({ connectionString: scratch.url, poolSize: 2 })
+        : kind === 'jsonl'
+          ? new l.JsonlStore({ dir: join(root, 'jsonl') })
+          : new (await sqliteStore())({ path: join(root, 'sessions.db') })
+    if (!indexing && scratch !== undefined) {
+      // The store makes its schema on first use: list once, then drop the trigger that keeps the content table.
+      await store.list({ limit: 1 })
+      const client = new pg.Client({ connectionString: scratch.url })
+      await client.connect()
+      await client.query('DROP TRIGGER events_content ON "ledgerloop".events')
+      await client.end()
+    }
     if (!indexing && kind === 'sqlite') {
       const { default: Database } = await import('better-sqlite3')
       const db = new Database(join(root, 'sessions.db'))
@@ -150,6 +199,7 @@ async function stepChild(kind: Kind, indexing: boolean): Promise<void> {
     await harness.close()
     console.log(JSON.stringify({ ms }))
   } finally {
+    for (const cleanup of cleanups) await cleanup()
     rmSync(root, { recursive: true, force: true })
   }
 }
@@ -172,13 +222,17 @@ if (values.child !== undefined) {
   const rows: object[] = []
   const at = `${sessions.toLocaleString('en-US')} sessions × ${turns} turns (${reasoningDeltas} reasoning + ${textDeltas} text deltas each), fresh process`
   for (const kind of kinds) {
+    if (kind === 'postgres' && !(await onAdmin(async () => true).catch(() => false))) {
+      console.error(`postgres: ${ADMIN_URL} cannot be reached; its rows are skipped`)
+      continue
+    }
     await build(kind)
     for (const needle of Object.keys(NEEDLES) as NeedleKind[]) {
       run(`search:${kind}:${needle}`) // page cache and first-search rebuilds out of the way
       const results = Array.from({ length: runs }, () => run(`search:${kind}:${needle}`))
       const ms = results.map((r) => r['ms'] as number)
       const total = results[0]?.['total']
-      if (!values.json) console.log(`${kind.padEnd(6)} grep ${needle.padEnd(6)} ${JSON.stringify(NEEDLES[needle]).padEnd(22)} ${median(ms).toFixed(1)} ms (${spread(ms)}, ${runs} runs), ${String(total)} match(es)`)
+      if (!values.json) console.log(`${kind.padEnd(8)} grep ${needle.padEnd(6)} ${JSON.stringify(NEEDLES[needle]).padEnd(22)} ${median(ms).toFixed(1)} ms (${spread(ms)}, ${runs} runs), ${String(total)} match(es)`)
       rows.push({
         target: `content search ≤ 100 ms (${kind}, ${needle} needle)`,
         at,
@@ -199,7 +253,7 @@ if (values.child !== undefined) {
       off.push(b?.['ms'] as number)
       ratios.push((a?.['ms'] as number) / (b?.['ms'] as number))
     }
-    if (!values.json) console.log(`${kind.padEnd(6)} step with the content index ${median(on).toFixed(2)} ms, without ${median(off).toFixed(2)} ms: ${median(ratios).toFixed(3)}× (${spread(ratios, 3)}, ${runs} pairs)`)
+    if (!values.json) console.log(`${kind.padEnd(8)} step with the content index ${median(on).toFixed(2)} ms, without ${median(off).toFixed(2)} ms: ${median(ratios).toFixed(3)}× (${spread(ratios, 3)}, ${runs} pairs)`)
     rows.push({
       target: `index cost per step (${kind}): step with the content index ÷ without`,
       at: `${values.steps} steps of 125 reasoning + 500 text deltas, durable default store, fresh process each`,

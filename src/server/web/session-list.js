@@ -1,7 +1,9 @@
-// The sessions list: status, last reason, turns, tokens and cost, filterable, keyboard navigable.
+// The sessions list: status, last reason, turns, tokens and cost, filterable by title and by content (with each
+// match's snippet), keyboard navigable.
 import { html } from './html.js'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { get, post } from './api.js'
+import { ApiError, get, post } from './api.js'
+import { MatchSnippet, SEARCH_DEBOUNCE_MS, SEARCH_MAX_LENGTH, useDebounced } from './content-match.js'
 import { count, money, tone, when } from './figures.js'
 import { wantsPageKeys } from './page-keys.js'
 
@@ -13,6 +15,11 @@ export function SessionList({ navigate, onError }) {
   const [total, setTotal] = useState(0)
   const [q, setQ] = useState('')
   const [status, setStatus] = useState('')
+  // Content search: what is typed, what was last sent (after a pause in typing), and why it failed if it did.
+  const [grepInput, setGrepInput] = useState('')
+  const grep = useDebounced(grepInput.trim(), SEARCH_DEBOUNCE_MS)
+  const [searched, setSearched] = useState('')
+  const [searchError, setSearchError] = useState(undefined)
   const [limit, setLimit] = useState(PAGE)
   const [focus, setFocus] = useState(0)
   const table = useRef(null)
@@ -23,13 +30,24 @@ export function SessionList({ navigate, onError }) {
       const params = new URLSearchParams({ limit: String(limit) })
       if (q.trim() !== '') params.set('q', q.trim())
       if (status !== '') params.set('status', status)
+      if (grep !== '') params.set('grep', grep)
       try {
         const page = await get(`/api/sessions?${params}`)
         if (!live) return
         setRows(page.sessions)
         setTotal(page.total)
+        setSearched(grep)
+        setSearchError(undefined)
       } catch (error) {
-        if (live) onError(error)
+        if (!live) return
+        // A failed search is the search box's problem (shown beside it, the list emptied so no stale rows
+        // pass for matches); a missing token or a failed plain listing is the page's.
+        if (grep !== '' && !(error instanceof ApiError && error.status === 401)) {
+          setRows([])
+          setTotal(0)
+          setSearched(grep)
+          setSearchError(error)
+        } else onError(error)
       }
     }
     void load()
@@ -39,7 +57,7 @@ export function SessionList({ navigate, onError }) {
       live = false
       clearInterval(timer)
     }
-  }, [q, status, limit])
+  }, [q, status, grep, limit])
 
   const create = async () => {
     try {
@@ -83,10 +101,11 @@ export function SessionList({ navigate, onError }) {
     <section class="list">
       <div class="toolbar">
         <input class="filter" type="search" placeholder="Filter by title or id" value=${q} onInput=${(e) => setQ(e.currentTarget.value)} aria-label="filter sessions" />
+        <input class="filter content-search" type="search" placeholder="Search prompts, answers, tool output" maxlength=${SEARCH_MAX_LENGTH} value=${grepInput} onInput=${(e) => setGrepInput(e.currentTarget.value)} aria-label="search session content" />
         <select value=${status} onChange=${(e) => setStatus(e.currentTarget.value)} aria-label="status">
           ${STATUSES.map((s) => html`<option value=${s}>${s === '' ? 'any status' : s}</option>`)}
         </select>
-        <span class="muted">${rows === undefined ? 'loading…' : `${count(total)} session${total === 1 ? '' : 's'}`}</span>
+        <span class="muted list-count">${rows === undefined ? 'loading…' : grepInput.trim() !== searched ? 'searching…' : `${count(total)} session${total === 1 ? '' : 's'}${searched !== '' ? ` containing “${searched}”` : ''}`}</span>
         <span class="spacer"></span>
         <button class="primary" onClick=${create}>New session</button>
       </div>
@@ -102,6 +121,7 @@ export function SessionList({ navigate, onError }) {
                 <td class="title-cell">
                   <a href=${`#/s/${row.id}`}>${row.problem !== undefined ? `(unreadable: ${row.problem})` : row.title === '' ? '(no prompt yet)' : row.title}</a>
                   <div class="id">${row.id}${row.parentSession !== undefined ? ` · fork of ${row.parentSession.slice(0, 8)}` : ''}</div>
+                  ${row.match !== undefined ? html`<${MatchSnippet} match=${row.match} needle=${searched} />` : ''}
                 </td>
                 <td>
                   <span class=${`badge ${tone(row.status)}`}>${row.status}</span>
@@ -121,7 +141,13 @@ export function SessionList({ navigate, onError }) {
         </tbody>
       </table>
       </div>
-      ${rows !== undefined && rows.length === 0 ? html`<p class="empty">No sessions${q !== '' || status !== '' ? ' match' : ' yet: start one with New session'}.</p>` : ''}
+      ${searchError !== undefined
+        ? html`<p class="search-error" role="alert">Search for “${searched}” failed: ${searchError.message}</p>`
+        : rows !== undefined && rows.length === 0 && searched !== ''
+          ? html`<p class="empty search-empty">No session's prompts, answers or tool output contain “${searched}”${q !== '' || status !== '' ? ' (with the other filters)' : ''}. <button onClick=${() => setGrepInput('')}>Clear search</button></p>`
+          : rows !== undefined && rows.length === 0
+            ? html`<p class="empty">No sessions${q !== '' || status !== '' ? ' match' : ' yet: start one with New session'}.</p>`
+            : ''}
       ${rows !== undefined && rows.length < total ? html`<button class="more" onClick=${() => setLimit(limit + PAGE)}>Show more</button>` : ''}
     </section>
   `
