@@ -6,10 +6,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import { createHarness, defineTool, scriptedAdapter, type ScriptStep } from '../../src/index.js'
-import type { GenerateOptions } from '../../src/llm/types.js'
+import { createHarness, scriptedAdapter } from '../../src/index.js'
 import { JsonlStore } from '../../src/store/jsonl/jsonl-store.js'
+import { ECHO as echo, ID, recordTurns, turnSpec, type TurnSpec } from './resume-recorder.js'
 
 const roots: string[] = []
 afterAll(() => {
@@ -21,50 +20,13 @@ const scratch = (): string => {
   return root
 }
 
-interface TurnSpec {
-  readonly text: number
-  readonly reasoning: number
-  readonly tool: boolean
-  /** Steering sent while the turn runs (joins its next step, or waits in the inbox). */
-  readonly steer: boolean
-}
-
-const turnSpec = fc.record({ text: fc.integer({ min: 0, max: 40 }), reasoning: fc.integer({ min: 0, max: 6 }), tool: fc.boolean(), steer: fc.boolean() })
-
-const ID = 'cp'
-const echo = defineTool({ name: 'echo', description: 'echo', parameters: z.object({ what: z.string() }), replay: 'safe', execute: ({ what }) => `echo ${what}` })
-
 /** Records a session turn by turn; after each turn, a copy of the checkpoint then beside the log. */
-async function record(dir: string, turns: readonly TurnSpec[]): Promise<string[]> {
-  let turn = -1
-  const model = scriptedAdapter({
-    script: (request: GenerateOptions): ScriptStep => {
-      const spec = turns[Math.max(0, turn)] as TurnSpec
-      const last = request.messages[request.messages.length - 1]
-      const answered = last?.role === 'user' && last.content[0]?.type === 'tool-result'
-      if (spec.tool && !answered) return { reasoning: ['calling'], toolCalls: [{ id: `call-${turn}`, name: 'echo', arguments: { what: `w${turn}` } }] }
-      return {
-        reasoning: Array.from({ length: spec.reasoning }, (_, i) => `r${i} `),
-        text: Array.from({ length: spec.text }, (_, i) => `t${turn}.${i} `),
-      }
-    },
-    models: { m1: { contextWindow: 1_000_000 } },
-  })
-  const harness = createHarness({ store: new JsonlStore({ dir }), adapters: [model], tools: [echo] })
-  const agent = await harness.createAgent({ provider: 'scripted', model: 'm1', sessionId: ID })
-  const copies: string[] = []
-  for (const [i, spec] of turns.entries()) {
-    turn = i
-    agent.followup(`prompt ${i}`)
-    if (spec.steer) agent.steer(`steer ${i}`)
-    await agent.whenIdle()
+function record(dir: string, turns: readonly TurnSpec[]): Promise<string[]> {
+  return recordTurns(new JsonlStore({ dir }), turns, (i) => {
     const copy = join(dir, `..`, `cp-${i}.json`)
     copyFileSync(join(dir, `${ID}.resume.json`), copy)
-    copies.push(copy)
-  }
-  await agent.dispose()
-  await harness.close()
-  return copies
+    return copy
+  })
 }
 
 /** What a resumed agent holds, and whether it resumed from a checkpoint (its log's prefix still unread). */

@@ -12,7 +12,7 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createHarness, scriptedAdapter } from '../../src/index.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
-import { recordSqlite, ECHO, ID, type TurnSpec } from './sqlite-resume-recorder.js'
+import { recordSqlite, ECHO, ID, turnSpec, type TurnSpec } from './resume-recorder.js'
 
 const roots: string[] = []
 afterAll(() => {
@@ -24,7 +24,6 @@ const scratch = (): string => {
   return root
 }
 
-const turnSpec = fc.record({ text: fc.integer({ min: 0, max: 40 }), reasoning: fc.integer({ min: 0, max: 6 }), tool: fc.boolean(), steer: fc.boolean() })
 
 /** Runs `work` on the database file directly (the store closed). */
 function withDb<T>(path: string, work: (db: Database.Database) => T): T {

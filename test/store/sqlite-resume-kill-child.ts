@@ -2,7 +2,7 @@
 // as soon as the last one is idle (its turn end committed), before the store is closed.
 //
 //   sqlite-resume-kill-child <path> <turns>
-import { recordSqlite } from './sqlite-resume-recorder.js'
+import { recordSqlite } from './resume-recorder.js'
 
 const [path, turnsText] = process.argv.slice(2) as [string, string]
 const turns = Number(turnsText)
