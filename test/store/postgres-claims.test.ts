@@ -1,35 +1,13 @@
-import pg from 'pg'
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { Session } from '../../src/index.js'
-import { PostgresStore } from '../../src/postgres.js'
-import { createScratchDatabase, type ScratchDatabase } from './postgres-scratch.js'
+import { usePostgresStores } from './postgres-store-kit.js'
 
-let db: ScratchDatabase
-let admin: pg.Pool
-const opened: PostgresStore[] = []
-let schemaNumber = 0
-
-beforeAll(async () => {
-  db = await createScratchDatabase()
-  admin = new pg.Pool({ connectionString: db.url, max: 2 })
-})
-afterEach(async () => {
-  await Promise.allSettled(opened.splice(0).map((s) => s.close()))
-})
-afterAll(async () => {
-  await admin.end()
-  await db.drop()
-})
-
-function storeIn(schema: string): PostgresStore {
-  const store = new PostgresStore({ connectionString: db.url, schema, leaseMs: 30_000 })
-  opened.push(store)
-  return store
-}
+const kit = usePostgresStores()
+const { storeIn, freshSchema } = kit
 
 /** A schema with `ids` detached sessions, each with one followup waiting in its inbox. */
 async function withWaitingInput(ids: readonly string[]): Promise<string> {
-  const schema = `c_${schemaNumber++}`
+  const schema = freshSchema('c')
   const store = storeIn(schema)
   for (const id of ids) {
     await store.createDetached(new Session({ id }).header)
@@ -60,7 +38,7 @@ it('claimWork claims sessions with input in one statement, never one a second wo
 it('claimWork claims nothing while a crash continuation waits, and says so; limit 0 only checks', async () => {
   const schema = await withWaitingInput(['plain', 'crashed'])
   // 'crashed': its owner went away mid-turn (status running, lease run out).
-  await admin.query(`UPDATE "${schema}".sessions SET owner = 'gone', epoch = 3, lease_until = now() - interval '1 second', status = 'running' WHERE id = 'crashed'`)
+  await kit.admin.query(`UPDATE "${schema}".sessions SET owner = 'gone', epoch = 3, lease_until = now() - interval '1 second', status = 'running' WHERE id = 'crashed'`)
   const store = storeIn(schema)
   expect(await store.claimWork(0)).toEqual({ claims: [], continuationsWaiting: true })
   expect(await store.claimWork(4)).toEqual({ claims: [], continuationsWaiting: true })
@@ -77,12 +55,12 @@ it('a claim that a renewal found taken over is claimed anew by open, and a stale
   const [claim] = (await store.claimWork(1)).claims
   expect(claim?.id).toBe('s')
   // Someone took the session over behind this store's back (its lease ran out while it stalled).
-  await admin.query(`UPDATE "${schema}".sessions SET owner = 'other', epoch = epoch + 1, lease_until = now() + interval '1 minute' WHERE id = 's'`)
+  await kit.admin.query(`UPDATE "${schema}".sessions SET owner = 'other', epoch = epoch + 1, lease_until = now() + interval '1 minute' WHERE id = 's'`)
   const { writer } = await store.open('s')
   const session = new Session({ id: 's' })
   writer.append(session.append('session/title', { title: 'late' }))
   await expect(writer.flush()).rejects.toMatchObject({ code: 'LEASE_LOST' })
   await writer.close()
-  const row = await admin.query<{ owner: string; head_seq: number }>(`SELECT owner, head_seq FROM "${schema}".sessions WHERE id = 's'`)
+  const row = await kit.admin.query<{ owner: string; head_seq: number }>(`SELECT owner, head_seq FROM "${schema}".sessions WHERE id = 's'`)
   expect(row.rows[0]).toEqual({ owner: 'other', head_seq: 0 })
 })

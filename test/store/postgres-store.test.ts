@@ -1,36 +1,11 @@
 import { createHash } from 'node:crypto'
-import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { HarnessError, Session, type SessionEvent } from '../../src/index.js'
-import { POSTGRES_SCHEMA_VERSION, PostgresStore } from '../../src/postgres.js'
-import { createScratchDatabase, type ScratchDatabase } from './postgres-scratch.js'
+import { POSTGRES_SCHEMA_VERSION } from '../../src/postgres.js'
+import { usePostgresStores } from './postgres-store-kit.js'
 
-let db: ScratchDatabase
-let admin: pg.Pool
-const opened: PostgresStore[] = []
-let schemaNumber = 0
-
-beforeAll(async () => {
-  db = await createScratchDatabase()
-  admin = new pg.Pool({ connectionString: db.url, max: 2 })
-})
-afterEach(async () => {
-  await Promise.allSettled(opened.splice(0).map((s) => s.close()))
-})
-afterAll(async () => {
-  await admin.end()
-  await db.drop()
-})
-
-function storeIn(schema: string, options: { leaseMs?: number } = {}): PostgresStore {
-  const store = new PostgresStore({ connectionString: db.url, schema, leaseMs: options.leaseMs ?? 30_000 })
-  opened.push(store)
-  return store
-}
-
-function freshSchema(): string {
-  return `t_${schemaNumber++}`
-}
+const kit = usePostgresStores()
+const { storeIn, freshSchema } = kit
 
 function titles(session: Session, count: number): SessionEvent[] {
   const from = session.length
@@ -59,7 +34,7 @@ describe('PostgresStore: leases and fencing', () => {
     for (const e of titles(session, 2)) writer.append(e)
     await writer.flush()
     // A stalled owner: its lease runs out (database time), and B takes the session over.
-    await admin.query(`UPDATE "${schema}".sessions SET lease_until = now() - interval '1 second' WHERE id = 'fenced'`)
+    await kit.admin.query(`UPDATE "${schema}".sessions SET lease_until = now() - interval '1 second' WHERE id = 'fenced'`)
     const taken = await b.open('fenced')
     expect(taken.writer.epoch).toBe(writer.epoch + 1)
     for (const e of titles(session, 1)) writer.append(e)
@@ -67,7 +42,7 @@ describe('PostgresStore: leases and fencing', () => {
     expect(lost).toEqual(['fenced LEASE_LOST flush'])
     expect(() => writer.append(titles(session, 1)[0] as SessionEvent)).toThrow(expect.objectContaining({ code: 'LEASE_LOST' }))
     await writer.close() // releases nothing: the lease is B's
-    expect((await admin.query(`SELECT owner FROM "${schema}".sessions WHERE id = 'fenced'`)).rows[0]?.owner).toBe(b.ownerId)
+    expect((await kit.admin.query(`SELECT owner FROM "${schema}".sessions WHERE id = 'fenced'`)).rows[0]?.owner).toBe(b.ownerId)
     // B continues the log from what was committed; A's late events are nowhere.
     const next = new Session({ id: 'fenced', header: taken.header, seed: taken.events })
     for (const e of titles(next, 1)) taken.writer.append(e)
@@ -82,7 +57,7 @@ describe('PostgresStore: leases and fencing', () => {
     a.onLeaseLost((id, _error, during) => lost.push(`${id} ${during}`))
     const session = new Session({ id: 'renewed' })
     const writer = await a.create(session.header)
-    await admin.query(`UPDATE "${schema}".sessions SET epoch = epoch + 1, owner = 'elsewhere' WHERE id = 'renewed'`)
+    await kit.admin.query(`UPDATE "${schema}".sessions SET epoch = epoch + 1, owner = 'elsewhere' WHERE id = 'renewed'`)
     for (let i = 0; i < 100 && lost.length === 0; i++) await new Promise((r) => setTimeout(r, 20))
     expect(lost).toEqual(['renewed renewal'])
     expect(writer.fenced?.code).toBe('LEASE_LOST')
@@ -95,7 +70,7 @@ describe('PostgresStore: leases and fencing', () => {
     const session = new Session({ id: 'pk' })
     const writer = await a.create(session.header)
     const [event] = titles(session, 1)
-    await admin.query(`INSERT INTO "${schema}".events (session_id, seq, type, data) VALUES ('pk', 0, 'session/title', '{}')`)
+    await kit.admin.query(`INSERT INTO "${schema}".events (session_id, seq, type, data) VALUES ('pk', 0, 'session/title', '{}')`)
     writer.append(event as SessionEvent)
     expect((await rejection(writer.flush())).code).toBe('LEASE_LOST')
     await writer.close()
@@ -128,7 +103,7 @@ describe('PostgresStore: inbox', () => {
     })
     expect((await a.pendingInput('inbox')).map((r) => r.input.kind)).toEqual(['steer'])
     expect((await a.read('inbox')).events).toHaveLength(1)
-    await admin.query(`UPDATE "${schema}".sessions SET epoch = epoch + 1 WHERE id = 'inbox'`)
+    await kit.admin.query(`UPDATE "${schema}".sessions SET epoch = epoch + 1 WHERE id = 'inbox'`)
     const moving = writer.moveInboxRows([rows[1]?.id as string], () => {
       for (const e of titles(session, 1)) writer.append(e)
     })
@@ -207,14 +182,14 @@ describe('PostgresStore: schema', () => {
   it('creates its tables with a version row; workers starting together migrate once', async () => {
     const schema = freshSchema()
     await Promise.all([storeIn(schema).ready(), storeIn(schema).ready(), storeIn(schema).ready()])
-    const versions = await admin.query(`SELECT version FROM "${schema}".schema_version`)
+    const versions = await kit.admin.query(`SELECT version FROM "${schema}".schema_version`)
     expect(versions.rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }])
   })
 
   it('refuses a database written by a newer version (SESSION_VERSION)', async () => {
     const schema = freshSchema()
     await storeIn(schema).ready()
-    await admin.query(`UPDATE "${schema}".schema_version SET version = 99`)
+    await kit.admin.query(`UPDATE "${schema}".schema_version SET version = 99`)
     expect((await rejection(storeIn(schema).ready())).code).toBe('SESSION_VERSION')
   })
 
@@ -226,10 +201,10 @@ describe('PostgresStore: schema', () => {
     for (const e of titles(session, 3)) writer.append(e)
     await writer.close()
     await a.createDetached(new Session({ id: 'kept' }).header, titles(new Session({ id: 'kept' }), 2))
-    const keys = await admin.query(`SELECT 1 FROM pg_constraint WHERE conrelid = '"${schema}".events'::regclass AND contype = 'f'`)
+    const keys = await kit.admin.query(`SELECT 1 FROM pg_constraint WHERE conrelid = '"${schema}".events'::regclass AND contype = 'f'`)
     expect(keys.rows).toEqual([])
-    await admin.query(`DELETE FROM "${schema}".sessions WHERE id = 'gone'`)
-    const left = await admin.query(`SELECT session_id, count(*)::int AS n FROM "${schema}".events GROUP BY session_id`)
+    await kit.admin.query(`DELETE FROM "${schema}".sessions WHERE id = 'gone'`)
+    const left = await kit.admin.query(`SELECT session_id, count(*)::int AS n FROM "${schema}".events GROUP BY session_id`)
     expect(left.rows).toEqual([{ session_id: 'kept', n: 2 }])
   })
 
@@ -242,26 +217,26 @@ describe('PostgresStore: schema', () => {
     await writer.close()
     await old.close()
     // What version 2 had: the foreign key with ON DELETE CASCADE, no trigger, no checkpoint blobs (version 5).
-    await admin.query(`DROP TABLE "${schema}".checkpoint_blobs`)
-    await admin.query(`DROP TRIGGER sessions_delete_events ON "${schema}".sessions; DROP FUNCTION "${schema}".delete_session_events()`)
-    await admin.query(`ALTER TABLE "${schema}".events ADD FOREIGN KEY (session_id) REFERENCES "${schema}".sessions (id) ON DELETE CASCADE`)
-    await admin.query(`UPDATE "${schema}".schema_version SET version = 2`)
+    await kit.admin.query(`DROP TABLE "${schema}".checkpoint_blobs`)
+    await kit.admin.query(`DROP TRIGGER sessions_delete_events ON "${schema}".sessions; DROP FUNCTION "${schema}".delete_session_events()`)
+    await kit.admin.query(`ALTER TABLE "${schema}".events ADD FOREIGN KEY (session_id) REFERENCES "${schema}".sessions (id) ON DELETE CASCADE`)
+    await kit.admin.query(`UPDATE "${schema}".schema_version SET version = 2`)
     const store = storeIn(schema)
     const loaded = await store.open('old')
     expect(loaded.events.map((e) => e.seq)).toEqual([0, 1])
     for (const e of titles(session, 2)) loaded.writer.append(e)
     await loaded.writer.close()
     expect((await store.read('old')).events.length).toBe(4)
-    expect((await admin.query(`SELECT version FROM "${schema}".schema_version`)).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }])
-    const keys = await admin.query(`SELECT 1 FROM pg_constraint WHERE conrelid = '"${schema}".events'::regclass AND contype = 'f'`)
+    expect((await kit.admin.query(`SELECT version FROM "${schema}".schema_version`)).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }])
+    const keys = await kit.admin.query(`SELECT 1 FROM pg_constraint WHERE conrelid = '"${schema}".events'::regclass AND contype = 'f'`)
     expect(keys.rows).toEqual([])
     // Migration 4 made the blob table again: a checkpoint round trip works on the migrated schema.
     const blob = Buffer.from('before\n')
     const key = createHash('sha256').update(blob).digest('hex')
     await store.checkpointBlobs.put(new Map([[key, blob]]))
     expect((await store.checkpointBlobs.get(key))?.equals(blob)).toBe(true)
-    await admin.query(`DELETE FROM "${schema}".sessions WHERE id = 'old'`)
-    expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".events`)).rows).toEqual([{ n: 0 }])
+    await kit.admin.query(`DELETE FROM "${schema}".sessions WHERE id = 'old'`)
+    expect((await kit.admin.query(`SELECT count(*)::int AS n FROM "${schema}".events`)).rows).toEqual([{ n: 0 }])
   })
 
   it('packs chunk runs into one row each and flushes a batch in one statement', async () => {
@@ -277,7 +252,7 @@ describe('PostgresStore: schema', () => {
     })) as unknown as SessionEvent[]
     for (const e of events) writer.append(e)
     await writer.close()
-    const rows = await admin.query(`SELECT seq, type FROM "${schema}".events WHERE session_id = 'packed'`)
+    const rows = await kit.admin.query(`SELECT seq, type FROM "${schema}".events WHERE session_id = 'packed'`)
     expect(rows.rows).toEqual([{ seq: 0, type: 'text-chunks' }])
     expect((await a.readEvents('packed', { after: 4 })).map((e) => e.seq)).toEqual([5, 6, 7, 8, 9])
   })
