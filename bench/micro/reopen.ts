@@ -104,7 +104,7 @@ async function sqliteSnapshot(keep: boolean): Promise<void> {
   if (keep && !has()) runChild('sqlite', true)
 }
 
-/** One measurement in this fresh process; prints JSON `{ms, events?, rssMiB?}`. */
+/** One measurement in this fresh process; prints JSON `{ms, events?, rssMiB?, peakRssMiB?, lazy?}` (RSS after the resume, and the process's peak). */
 async function child(what: string): Promise<void> {
   if (what === 'jsonl-floor') {
     const t0 = performance.now()
@@ -134,11 +134,12 @@ async function child(what: string): Promise<void> {
   const agent = await harness.resumeAgent(id, { interrupted: 'close' })
   const ms = performance.now() - t0
   const rssMiB = process.memoryUsage().rss / 1048576
+  const peakRssMiB = process.resourceUsage().maxRSS / 1024
   const events = agent.session.length
   const lazy = agent.session.log.lazyPrefix !== undefined
   await agent.dispose()
   await harness.close()
-  console.log(JSON.stringify({ ms, events, rssMiB, lazy }))
+  console.log(JSON.stringify({ ms, events, rssMiB, peakRssMiB, lazy }))
 }
 
 function runChild(what: string, raw = false): { ms: number; events?: number; rssMiB?: number; lazy?: boolean } {
