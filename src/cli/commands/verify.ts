@@ -6,6 +6,7 @@ import { faithfulnessProblems, verifySessionLog } from '../../session/verify.js'
 import { committedEvidence } from '../../store/jsonl/jsonl-store.js'
 import { LogJudgement } from '../../store/log-judgement.js'
 import { judgeSessionFile } from '../../store/session-file.js'
+import { verifyResumeCheckpoint } from '../../store/resume-verify.js'
 import { SessionIndex } from '../../store/jsonl/session-index.js'
 import { CliError, EXIT } from '../cli-error.js'
 import { openForReading } from '../read-only-store.js'
@@ -27,18 +28,24 @@ export interface VerifiedLog {
  * Every problem of a session file: the store's own judgement of it (`judgeSessionFile`: header, lines, seqs,
  * envelope, surface, grammar, citations, and what the session index says was committed), each problem listed
  * rather than the first thrown; then, on a log without seq gaps, what only `verify` checks: every message
- * against the chunks it cites, and every request rebuilt from the log.
+ * against the chunks it cites, and every request rebuilt from the log; and the resume checkpoint beside it.
  */
 export function verifyLogFile(path: string): VerifiedLog {
   const id = basename(path, '.jsonl')
   const judgement = new LogJudgement('list')
   // The index beside the file, when there is one, witnesses what was committed (as it does for loading).
   const committed = committedEvidence(new SessionIndex(dirname(path), () => undefined), id)
-  const log = judgeSessionFile(readFileSync(path), path, id, judgement, committed !== undefined ? { committed } : {})
+  const bytes = readFileSync(path)
+  const log = judgeSessionFile(bytes, path, id, judgement, committed !== undefined ? { committed } : {})
   const problems = [...judgement.problems]
+  const repairs = [...judgement.repairs]
   // Folds index events by seq, so they cannot run over a log with holes (the judgement named the holes).
   if (log.contiguous) problems.push(...faithfulnessProblems(log.events), ...reconstructionProblems(log.events))
-  return { problems, repairs: judgement.repairs, events: log.events.length, requests: loggedRequests(log.events).length }
+  // The resume checkpoint an open would trust must fold like the log; one it would ignore is rewritten then.
+  const checkpoint = verifyResumeCheckpoint(path, id, bytes)
+  if (checkpoint.problem !== undefined) problems.push(checkpoint.problem)
+  if (checkpoint.note !== undefined) repairs.push(checkpoint.note)
+  return { problems, repairs, events: log.events.length, requests: loggedRequests(log.events).length }
 }
 
 /** Every problem of a log read from a store (stores other than a JSONL folder refuse a damaged log on read). */
