@@ -217,6 +217,15 @@ export class Agent implements AgentHandle {
     this.#driver.cancel(cause, options.keepInbox !== true)
   }
 
+  /**
+   * Resolves once everything this agent has logged so far is durable (for the file stores: written and
+   * fsynced), such as input just queued with {@link followup} or {@link steer}: a server that answers "accepted"
+   * only after it cannot lose the input to a crash. Rejects with the store's error when that flush fails.
+   */
+  flush(): Promise<void> {
+    return this.#runtime.writer.flush()
+  }
+
   /** Resolves when the driver is idle (never rejects for turn errors: they are in the log). */
   whenIdle(): Promise<void> {
     return this.#driver.whenIdle()

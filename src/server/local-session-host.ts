@@ -157,24 +157,33 @@ export class LocalSessionHost implements SessionInputPort, SessionEventFeed {
       agent.session.append(COST_CAP_EVENT, recorded, { ignorable: true })
     }
     this.#adopt(agent)
+    // The id is handed out only once the session (and its cost cap) would survive a crash.
+    await agent.flush()
     return agent.id
   }
 
   async followup(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
     this.#checkAccepting()
     const { agent } = await this.#host(id)
-    return agent.followup(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
+    if (!agent.followup(text, sendOptions(options))) return duplicateOf(agent, options)
+    // Accepted means kept: the route answers 202 only once the input's splice is on disk.
+    await agent.flush()
+    return undefined
   }
 
   async steer(id: string, text: string, options: SendInputOptions = {}): Promise<SubmissionState | undefined> {
     this.#checkAccepting()
     const { agent } = await this.#host(id)
-    return agent.steer(text, sendOptions(options)) ? undefined : duplicateOf(agent, options)
+    if (!agent.steer(text, sendOptions(options))) return duplicateOf(agent, options)
+    await agent.flush()
+    return undefined
   }
 
   async inject(id: string, text: string): Promise<void> {
     this.#checkAccepting()
-    ;(await this.#host(id)).agent.inject(text)
+    const { agent } = await this.#host(id)
+    agent.inject(text)
+    await agent.flush()
   }
 
   /**

@@ -88,7 +88,7 @@ it('POISON-JSONL: on serve with five sessions in flight, a session whose tool ki
     const completed = async (id: string): Promise<number> =>
       ((await (await api(`/api/sessions/${id}/events`)).json()) as { events: SessionEvent[] }).events.filter((e) => e.type === 'turn/end' && (e.data as { reason: { kind: string } }).reason.kind === 'completed').length
     for (const deadline = Date.now() + 30_000; (await Promise.all(bystanders.map(completed))).some((n) => n < 2); ) {
-      if (Date.now() > deadline) throw new Error('the bystanders did not complete their prompts in time')
+      if (Date.now() > deadline) throw new Error(`the bystanders did not complete their prompts in time (completed turns: ${(await Promise.all(bystanders.map(completed))).join(', ')})`)
       await new Promise((r) => setTimeout(r, 100))
     }
     const last = current as Serve
