@@ -20,7 +20,7 @@ export interface ContentWitness {
  * @internal
  */
 export class ContentDigest {
-  readonly #hash: Hash = createHash('sha256')
+  #hash: Hash = createHash('sha256')
   #bytes = 0
 
   /** Bytes fed in so far. */
@@ -36,6 +36,16 @@ export class ContentDigest {
     if (typeof data === 'string') this.#hash.update(data, 'utf8')
     else this.#hash.update(data)
     this.#bytes += length
+  }
+
+  /**
+   * Starts over from the log's first byte: `parts` are the log's bytes from 0 on, in order. A writer opened from a
+   * resume checkpoint without reading the log catches up so once the log has been read.
+   */
+  restart(parts: readonly Uint8Array[]): void {
+    this.#hash = createHash('sha256')
+    this.#bytes = 0
+    for (const part of parts) this.update(part, part.length)
   }
 
   /** The witness of everything fed in so far (the running state goes on: a copy is finalised). */

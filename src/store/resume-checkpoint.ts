@@ -2,6 +2,7 @@
 // boundary, with what ties it to the stored log it summarises. Never a truth of its own: a checkpoint that does
 // not match its log is ignored, and the log always loads without one.
 import { createHash } from 'node:crypto'
+import { fstatSync } from 'node:fs'
 import type { ResumeFoldState } from '../session/resume-fold.js'
 import type { ContentWitness } from './content-witness.js'
 import { isContentWitness } from './content-witness.js'
@@ -34,9 +35,30 @@ export interface ResumeCheckpoint {
   readonly anchor: CheckpointAnchor
   /** The writer's content witness of the log's first bytes when it wrote the checkpoint (JSONL), if it had one. */
   readonly content?: ContentWitness
+  /**
+   * JSONL: the log file as the writer left it right after the anchor line was on disk (its inode and change
+   * time, when its size was the anchor's `at`). An open that finds the file so has nothing to hash at once.
+   */
+  readonly file?: FileIdentity
   /** The listing digest as of the cut (first prompt, turns, last reason, quarantine). */
   readonly digest: DigestFields
   readonly fold: ResumeFoldState
+}
+
+/**
+ * A file's identity as `fstat` gives it, in decimal strings (inode and change time in nanoseconds exceed what a
+ * double holds). Any write, truncate, rename over or permission change gives the file another change time, and a
+ * user cannot set it back (unlike the modification time), so an equal identity and size mean nobody changed it.
+ */
+export interface FileIdentity {
+  readonly ino: string
+  readonly ctimeNs: string
+}
+
+/** The identity of the open file `fd`, and its size. */
+export function fileIdentityOf(fd: number): FileIdentity & { readonly size: number } {
+  const stat = fstatSync(fd, { bigint: true })
+  return { ino: String(stat.ino), ctimeNs: String(stat.ctimeNs), size: Number(stat.size) }
 }
 
 /** SHA-256 of a stored line, lower-case hex. */
@@ -72,6 +94,8 @@ export function parseCheckpoint(text: string, id: string): ResumeCheckpoint | un
   const { anchor, digest, fold, content } = value
   if (!isRecord(anchor) || !isCount(anchor.at) || !isCount(anchor.lineBytes) || typeof anchor.sha256 !== 'string') return undefined
   if (content !== undefined && !isContentWitness(content)) return undefined
+  const file = value.file
+  if (file !== undefined && !(isRecord(file) && typeof file.ino === 'string' && /^\d+$/.test(file.ino) && typeof file.ctimeNs === 'string' && /^\d+$/.test(file.ctimeNs))) return undefined
   if (!isRecord(digest) || !isCount(digest.turns) || !(digest.lastReason === null || typeof digest.lastReason === 'string')) return undefined
   if (!isFold(fold)) return undefined
   return value as unknown as ResumeCheckpoint

@@ -15,7 +15,7 @@ import { freezeParsed } from './chunk-runs.js'
 import { ContentDigest, type ContentWitness } from './content-witness.js'
 import { judgeRecords, LogJudgement, type CommittedEvidence } from './log-judgement.js'
 import { LogLoader } from './log-loader.js'
-import { encodeCheckpoint, foldText, lineDigest, parseCheckpoint, type ResumeCheckpoint } from './resume-checkpoint.js'
+import { encodeCheckpoint, fileIdentityOf, foldText, lineDigest, parseCheckpoint, type ResumeCheckpoint } from './resume-checkpoint.js'
 import type { SessionDigest } from './session-digest.js'
 import { loadSessionFile, scanSessionFile } from './session-file.js'
 
@@ -62,13 +62,13 @@ export class JsonlCheckpointer {
    * Follows a batch that is now on disk, and when it ends a turn writes the checkpoint of that boundary.
    * @param text - the batch's lines as written; `size` the file's length after them
    */
-  committed(batch: readonly SessionEvent[], text: string, size: number, content: ContentDigest, digest: SessionDigest): void {
+  committed(batch: readonly SessionEvent[], text: string, size: number, content: ContentDigest, digest: SessionDigest, fd: number): void {
     const tracker = this.tracker
     for (const record of batch) if (typeof (record as { seq?: unknown }).seq === 'number') tracker.observe(record)
     const last = batch[batch.length - 1] as { type?: unknown; seq?: unknown } | undefined
     if (!this.#enabled || last?.type !== 'turn/end' || last.seq !== tracker.length - 1) return
     const line = text.slice(text.lastIndexOf('\n', text.length - 2) + 1, text.length - 1)
-    this.#write(line, size, content.bytes === size ? content.witness() : this.#frozen, digest)
+    this.#write(line, size, content.bytes === size ? content.witness() : this.#frozen, digest, fd)
   }
 
   /**
@@ -85,17 +85,19 @@ export class JsonlCheckpointer {
       const line = end.toString('utf8', start + 1, end.length - 1)
       const parsed = JSON.parse(line) as { type?: unknown; seq?: unknown }
       if (parsed.type !== 'turn/end' || parsed.seq !== this.tracker.length - 1) return
-      this.#write(line, size, content.bytes === size ? content.witness() : this.#frozen, digest)
+      this.#write(line, size, content.bytes === size ? content.witness() : this.#frozen, digest, fd)
     } catch {
       // No checkpoint this time: the next turn end writes one.
     }
   }
 
-  #write(line: string, size: number, witness: ContentWitness | undefined, digest: SessionDigest): void {
+  #write(line: string, size: number, witness: ContentWitness | undefined, digest: SessionDigest, fd: number): void {
     const fold = this.tracker.state()
     if (fold === undefined) return
     try {
       this.#headerDigest ??= lineDigest(readHeaderLine(this.#path) ?? '')
+      // The file as it is now, right after the anchor line: an open that finds it unchanged hashes nothing at once.
+      const { size: fileSize, ...identity } = fileIdentityOf(fd)
       const checkpoint: ResumeCheckpoint = {
         ledgerloop: 'resume',
         version: 1,
@@ -103,6 +105,7 @@ export class JsonlCheckpointer {
         header: this.#headerDigest,
         anchor: { at: size, lineBytes: Buffer.byteLength(line, 'utf8'), sha256: lineDigest(line) },
         ...(witness !== undefined ? { content: witness } : {}),
+        ...(fileSize === size ? { file: identity } : {}),
         digest: { ...(digest.firstPrompt !== undefined ? { firstPrompt: digest.firstPrompt } : {}), turns: digest.turns, lastReason: digest.lastReason, ...(digest.quarantine !== undefined ? { quarantine: digest.quarantine } : {}) },
         fold,
       }
@@ -144,8 +147,14 @@ export interface CheckpointOpen {
   /** The fold of everything, for the writer's next checkpoint. */
   readonly tracker: ResumeFoldTracker
   readonly headerDigest: string
-  /** The running digest of the file's bytes (all of them). */
+  /**
+   * The running digest of the file's bytes: all of them, or (when the file was found as the checkpoint's writer
+   * left it, and nothing was hashed) none yet, with `frozen` the witness that still holds until it catches up.
+   */
   readonly content: ContentDigest
+  readonly frozen?: ContentWitness
+  /** Whether the open read and hashed the whole file (false: the file was as the checkpoint's writer left it). */
+  readonly hashed: boolean
 }
 
 /** How the store asks for an open from a checkpoint. */
@@ -158,6 +167,8 @@ export interface CheckpointOpenOptions {
   readonly knownTypes?: readonly string[]
   /** What the session index says was committed. */
   readonly committed?: CommittedEvidence
+  /** Called with the log's first bytes once the unread prefix was read and checked (the writer's digest catches up). */
+  readonly onPrefixRead?: (prefix: Buffer) => void
 }
 
 /**
@@ -172,40 +183,54 @@ export function openFromCheckpoint(options: CheckpointOpenOptions): CheckpointOp
   const checkpoint = text === undefined ? undefined : parseCheckpoint(text, id)
   if (checkpoint === undefined) return undefined
   try {
-    const size = fstatSync(fd).size
+    const { size, ...identity } = fileIdentityOf(fd)
     const { at, lineBytes, sha256 } = checkpoint.anchor
     const committed = options.committed
     if (at > size || (committed?.bytes !== undefined && committed.bytes > size)) return undefined
-    // The whole file is read and hashed (about 1 GB/s), only the tail after the anchor is parsed: an edit
-    // anywhere is still found by the content witnesses (the checkpoint's and the session index's), and the
-    // writer continues the running digest without a re-read.
-    const bytes = readAt(fd, 0, size)
-    const headerEnd = bytes.indexOf(0x0a)
-    if (headerEnd < 0 || headerEnd > MAX_HEADER_BYTES || lineDigest(bytes.subarray(0, headerEnd)) !== checkpoint.header) return undefined
-    // The anchor line ends at `at` with its newline, and starts after the newline of the line before it.
-    if (at - lineBytes - 2 < headerEnd || bytes[at - lineBytes - 2] !== 0x0a || bytes[at - 1] !== 0x0a || lineDigest(bytes.subarray(at - lineBytes - 1, at - 1)) !== sha256) return undefined
-    const content = new ContentDigest()
     const witnesses = [checkpoint.content, committed?.content].filter((w): w is ContentWitness => w !== undefined).sort((a, b) => a.bytes - b.bytes)
-    for (const witness of witnesses) {
-      if (witness.bytes > size) return undefined
-      content.update(bytes.subarray(content.bytes, witness.bytes), witness.bytes - content.bytes)
-      if (content.witness().sha256 !== witness.sha256) return undefined
+    if (witnesses.some((w) => w.bytes > size)) return undefined
+    // The file as the checkpoint's writer left it (same inode, same change time, the anchor its end): nobody wrote
+    // to it since, so only the header and anchor lines are read now. The content witnesses are checked when the
+    // prefix is read (it is hashed then), and until then the writer records the witness that still holds.
+    const unchanged = checkpoint.file !== undefined && at === size && identity.ino === checkpoint.file.ino && identity.ctimeNs === checkpoint.file.ctimeNs
+    // Otherwise the whole file is read and hashed (about 1 GB/s), only the tail after the anchor is parsed: an edit
+    // anywhere is still found by the content witnesses, and the writer continues the running digest without a re-read.
+    const headerRead = unchanged ? readAt(fd, 0, Math.min(size, MAX_HEADER_BYTES)) : readAt(fd, 0, size)
+    const headerEnd = headerRead.indexOf(0x0a)
+    if (headerEnd < 0 || headerEnd > MAX_HEADER_BYTES || lineDigest(headerRead.subarray(0, headerEnd)) !== checkpoint.header) return undefined
+    // The anchor line ends at `at` with its newline, and starts after the newline of the line before it.
+    const anchorFrom = at - lineBytes - 2
+    if (anchorFrom < headerEnd) return undefined
+    const anchor = unchanged ? readAt(fd, anchorFrom, lineBytes + 2) : headerRead.subarray(anchorFrom, at)
+    if (anchor[0] !== 0x0a || anchor[anchor.length - 1] !== 0x0a || lineDigest(anchor.subarray(1, anchor.length - 1)) !== sha256) return undefined
+    const content = new ContentDigest()
+    if (!unchanged) {
+      for (const witness of witnesses) {
+        content.update(headerRead.subarray(content.bytes, witness.bytes), witness.bytes - content.bytes)
+        if (content.witness().sha256 !== witness.sha256) return undefined
+      }
+      content.update(headerRead.subarray(content.bytes, size), size - content.bytes)
     }
-    content.update(bytes.subarray(content.bytes, size), size - content.bytes)
-    const tail = Buffer.concat([bytes.subarray(0, headerEnd + 1), bytes.subarray(at)])
-    const opened = continueFromCheckpoint(options, checkpoint, tail, size)
-    return opened === undefined ? undefined : { ...opened, content }
+    const tail = unchanged ? headerRead.subarray(0, headerEnd + 1) : Buffer.concat([headerRead.subarray(0, headerEnd + 1), headerRead.subarray(at)])
+    const opened = continueFromCheckpoint(options, checkpoint, tail, unchanged ? witnesses : [])
+    if (opened === undefined) return undefined
+    const frozen = unchanged ? witnesses[witnesses.length - 1] : undefined
+    return { ...opened, committedBytes: size, content, hashed: !unchanged, ...(frozen !== undefined ? { frozen } : {}) }
   } catch {
     return undefined
   }
 }
 
-function continueFromCheckpoint(options: CheckpointOpenOptions, checkpoint: ResumeCheckpoint, bytes: Buffer, size: number): Omit<CheckpointOpen, 'content'> | undefined {
+function continueFromCheckpoint(options: CheckpointOpenOptions, checkpoint: ResumeCheckpoint, bytes: Buffer, unchecked: readonly ContentWitness[]): Omit<CheckpointOpen, 'content' | 'committedBytes' | 'hashed'> | undefined {
   const { path, id, knownTypes } = options
   const fold = frozenFold(checkpoint.fold)
   const at = checkpoint.anchor.at
   let header: SessionHeader | undefined
-  const prefix = lazyPrefixOf(fold, () => loadCheckpointPrefix(path, id, at, fold, header as SessionHeader, knownTypes))
+  const prefix = lazyPrefixOf(fold, () => {
+    const read = loadCheckpointPrefix({ path, id, at, fold, header: header as SessionHeader, knownTypes, unchecked })
+    options.onPrefixRead?.(read.bytes)
+    return read.log
+  })
   const scanned = scanSessionFile(bytes, path, id, new LogLoader(prefix))
   header = scanned.header
   // A torn tail is repaired by a full load (which also names where it starts in the whole file).
@@ -222,15 +247,31 @@ function continueFromCheckpoint(options: CheckpointOpenOptions, checkpoint: Resu
     if ('type' in record) tracker.observe(record)
     else tracker.skip(record.count)
   }
-  return { header, verified, committedBytes: size, checkpoint, tracker, headerDigest: checkpoint.header }
+  return { header, verified, checkpoint, tracker, headerDigest: checkpoint.header }
+}
+
+/** What reading a checkpoint's prefix needs. */
+interface PrefixRead {
+  readonly path: string
+  readonly id: string
+  /** Where the prefix ends (the anchor's `at`). */
+  readonly at: number
+  readonly fold: ResumeFoldState
+  readonly header: SessionHeader
+  readonly knownTypes: readonly string[] | undefined
+  /** Content witnesses the open did not check (it hashed nothing): the prefix's bytes must give them. */
+  readonly unchecked: readonly ContentWitness[]
 }
 
 /**
  * Reads the prefix a checkpoint stands for, when something asks for an event in it: the file's first `at` bytes,
- * judged as a full load judges them, and folded again: it must give the checkpoint's fold.
- * @throws HarnessError `SESSION_CORRUPT` when it does not (the checkpoint was trusted for a log it did not summarise)
+ * checked against the content witnesses the open left unchecked, judged as a full load judges them, and folded
+ * again: it must give the checkpoint's fold.
+ * @throws HarnessError `SESSION_CORRUPT` when it does not (the checkpoint was trusted for a log it did not
+ *   summarise), or when the bytes do not give a witness (the log was changed in place)
  */
-function loadCheckpointPrefix(path: string, id: string, at: number, fold: ResumeFoldState, header: SessionHeader, knownTypes: readonly string[] | undefined): EventLog {
+function loadCheckpointPrefix(read: PrefixRead): { readonly log: EventLog; readonly bytes: Buffer } {
+  const { path, id, at, fold, header, knownTypes } = read
   const fd = openSync(path, READ_FLAGS)
   let bytes: Buffer
   try {
@@ -238,12 +279,19 @@ function loadCheckpointPrefix(path: string, id: string, at: number, fold: Resume
   } finally {
     closeSync(fd)
   }
+  const digest = new ContentDigest()
+  for (const witness of read.unchecked) {
+    digest.update(bytes.subarray(digest.bytes, witness.bytes), witness.bytes - digest.bytes)
+    if (digest.witness().sha256 !== witness.sha256) {
+      throw new HarnessError(`${path}: its first ${witness.bytes} bytes are not what was written (their SHA-256 differs from the content witness): the log was changed in place; restore it from a copy`, 'SESSION_CORRUPT')
+    }
+  }
   const loaded = loadSessionFile(bytes, path, id, knownTypes !== undefined ? { knownTypes } : {})
   const again = loaded.tailRepair === undefined ? resumeFoldOf(loaded.verified, header.seedLength ?? 0) : undefined
   if (again === undefined || foldText(again) !== foldText(fold)) {
     throw new HarnessError(`${path}: its first ${at} bytes no longer fold to what its resume checkpoint recorded; delete ${checkpointPathOf(join(path, '..'), id)} and open the session again`, 'SESSION_CORRUPT')
   }
-  return loaded.verified
+  return { log: loaded.verified, bytes }
 }
 
 // Parsed JSON made what a loaded log holds: deep-frozen events and messages.

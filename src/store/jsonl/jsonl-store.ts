@@ -1,4 +1,4 @@
-import { constants, existsSync, fsync, fsyncSync, writeSync } from 'node:fs'
+import { constants, existsSync, fsync, fsyncSync, readSync, writeSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { publishNewLog, sessionExists } from './publish-log.js'
 import { join } from 'node:path'
@@ -172,16 +172,25 @@ export class JsonlStore implements SessionStore {
       file = await openPrivate(path, WRITE_FLAGS, id)
       // A resume checkpoint that matches the file: only the tail after it is read (docs/stores.md).
       const committed = committedEvidence(this.#index, id)
-      const resumed = openFromCheckpoint({ dir: this.dir, path, id, fd: file.fd, ...(this.#knownTypes !== undefined ? { knownTypes: this.#knownTypes } : {}), ...(committed !== undefined ? { committed } : {}) })
+      // Once the prefix is read (it is hashed then), the writer's running digest catches up with the file.
+      let resumedWriter: JsonlWriter | undefined
+      let readEarly: Buffer | undefined
+      const onPrefixRead = (prefix: Buffer): void => {
+        if (resumedWriter === undefined) readEarly = prefix
+        else resumedWriter.catchUpContent(prefix)
+      }
+      const resumed = openFromCheckpoint({ dir: this.dir, path, id, fd: file.fd, onPrefixRead, ...(this.#knownTypes !== undefined ? { knownTypes: this.#knownTypes } : {}), ...(committed !== undefined ? { committed } : {}) })
       if (resumed !== undefined) {
         const digest = new SessionDigest()
         Object.assign(digest, { firstPrompt: resumed.checkpoint.digest.firstPrompt, turns: resumed.checkpoint.digest.turns, lastReason: resumed.checkpoint.digest.lastReason, quarantine: resumed.checkpoint.digest.quarantine })
         digest.observe(resumed.verified.tailRecords.filter((record): record is SessionEvent => 'type' in record))
-        const checkpointer = new JsonlCheckpointer(this.dir, path, resumed.header, resumed.tracker, undefined, resumed.headerDigest)
+        const checkpointer = new JsonlCheckpointer(this.dir, path, resumed.header, resumed.tracker, resumed.frozen, resumed.headerDigest)
         // The content index's journal normally covers the log already; only when it does not is the (lazy) prefix read.
         const log = resumed.verified
         const texts = this.#content.resume(id, { [Symbol.iterator]: () => log.eventsWithoutChunks(0)[Symbol.iterator]() }, resumed.committedBytes)
         const writer = new JsonlWriter(resumed.header, path, file, resumed.committedBytes, resumed.verified.length, lock, this.#policy, { index: this.#index, digest, content: resumed.content, texts }, checkpointer)
+        resumedWriter = writer
+        if (readEarly !== undefined) writer.catchUpContent(readEarly)
         this.#index.mark()
         return Object.assign(storedSession(resumed.header, resumed.verified), { writer: this.#track(writer) })
       }
@@ -379,6 +388,28 @@ class JsonlWriter implements CompactSessionWriter {
     return this.#closing
   }
 
+  /**
+   * After an open from a resume checkpoint that hashed nothing: `prefix` (the log's first bytes, read and checked
+   * against the witnesses) and what this writer appended since make the running digest cover the file again, so
+   * the index and the next checkpoint get a witness of everything. Reads only what follows `prefix`; a failed
+   * read leaves the witness that still holds.
+   */
+  catchUpContent(prefix: Buffer): void {
+    const { content } = this.#indexing
+    if (this.#closing !== undefined || content.bytes === this.#size || prefix.length > this.#size) return
+    try {
+      const rest = Buffer.allocUnsafe(this.#size - prefix.length)
+      for (let done = 0; done < rest.length; ) {
+        const n = readSync(this.#file.fd, rest, done, rest.length - done, prefix.length + done)
+        if (n === 0) return
+        done += n
+      }
+      content.restart([prefix, rest])
+    } catch {
+      // the frozen witness goes on
+    }
+  }
+
   #index(): void {
     this.#indexedSize = this.#size
     const { index, digest, content } = this.#indexing
@@ -418,7 +449,7 @@ class JsonlWriter implements CompactSessionWriter {
     this.#indexing.content.update(text, length)
     this.#indexing.texts?.committed(batch, this.#size)
     if (this.#indexing.digest.observe(batch)) this.#index()
-    this.#checkpointer.committed(batch, text, this.#size, this.#indexing.content, this.#indexing.digest)
+    this.#checkpointer.committed(batch, text, this.#size, this.#indexing.content, this.#indexing.digest, this.#file.fd)
   }
 }
 
