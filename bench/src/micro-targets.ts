@@ -46,6 +46,7 @@ export const MICRO_BENCHES: readonly MicroBench[] = [
   { issue: 30, script: 'bench/micro/postgres-workers.ts', args: ['--workers-only', '--workers', '1,4', '--rounds', '5', '--json'], timeoutMs: 900_000 },
   { issue: 30, script: 'bench/micro/reopen.ts', args: ['--runs', '5', '--json'], timeoutMs: 1_200_000 },
   { issue: 30, script: 'bench/micro/resume-flat.ts', args: ['--runs', '5', '--json'], timeoutMs: 1_800_000 },
+  { issue: 30, script: 'bench/micro/sqlite-floor.ts', args: ['--runs', '7', '--json'], timeoutMs: 900_000 },
   { issue: 29, script: 'bench/micro/checkpoints.ts', args: ['--rounds', '21', '--json'], timeoutMs: 900_000 },
   { issue: 30, script: 'bench/micro/loop-pair.ts', args: ['--rounds', '7', '--json'], timeoutMs: 900_000 },
   { issue: 30, script: 'bench/micro/content-search.ts', args: ['--runs', '5', '--json'], timeoutMs: 3_600_000 },
