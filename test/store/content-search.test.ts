@@ -88,6 +88,11 @@ describe.each(STORE_KINDS)('content search: $name', (kind) => {
     const page = await kit.store.list({ grep: 'axolotl', limit: 2, offset: 1 })
     expect(page.total).toBe(4)
     expect(page.map((r) => r.id)).toEqual(all.slice(1, 3).map((r) => r.id))
+    // A page past the matches, and an empty page, still count them all; no match counts none.
+    const past = await kit.store.list({ grep: 'axolotl', limit: 2, offset: 10 })
+    expect([past.length, past.total]).toEqual([0, 4])
+    expect((await kit.store.list({ grep: 'axolotl', limit: 0 })).total).toBe(4)
+    expect((await kit.store.list({ grep: 'no such creature' })).total).toBe(0)
     const both = await kit.store.list({ grep: 'axolotl', search: 'task 2' })
     expect(both.map((r) => r.id)).toEqual([ids[2]])
     expect(both.total).toBe(1)

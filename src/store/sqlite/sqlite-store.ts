@@ -246,12 +246,15 @@ export class SqliteStore implements SessionStore {
     const params = { ...(search === '' ? {} : { search }), ...hits?.params }
     const limit = options.limit === undefined ? -1 : Math.max(0, options.limit)
     const offset = Math.max(0, options.offset ?? 0)
-    const first = hits === undefined ? '' : ', hits.first AS first'
+    // With `grep` the page and its total come from one evaluation of the content query (a window count): the
+    // query is what costs, and a second one for `total` doubled it. Without it the count is an index count.
+    const first = hits === undefined ? '' : ', hits.first AS first, count(*) OVER () AS matched'
     const { rows, total } = this.#guard('listing sessions', false, () => {
       const rows = this.#db
         .prepare(`SELECT sessions.id AS id, header, created_at, updated_at, first_prompt, turns, last_reason, quarantine${first} FROM sessions ${where} ORDER BY updated_at DESC, sessions.id LIMIT @limit OFFSET @offset`)
-        .all({ ...params, limit, offset }) as (ListingRow & { first?: number; match?: ContentMatch })[]
-      const total = (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n
+        .all({ ...params, limit, offset }) as (ListingRow & { first?: number; matched?: number; match?: ContentMatch })[]
+      const counted = hits === undefined ? undefined : rows[0]?.matched
+      const total = counted ?? (hits !== undefined && offset === 0 && limit !== 0 ? 0 : (this.#db.prepare(`SELECT count(*) AS n FROM sessions ${where}`).get(params) as { n: number }).n)
       return { rows: grep === undefined ? rows : rows.map((r) => ({ ...r, match: contentMatchOf(this.#db, r.first as number, grep) })), total }
     })
     return sessionList(
