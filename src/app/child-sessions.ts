@@ -36,7 +36,8 @@ async function attach<T extends ToolTreeShape>(
   seen: Set<string>,
   catalogue: PricingCatalogue | undefined,
 ): Promise<T & SubagentTreeFields> {
-  const links = childSessionLinks(summaries, header.id).filter((l) => !seen.has(l.session)) // a cycle is damage, not recursion
+  const calls = tree.turns.flatMap((turn) => turn.steps.flatMap((step) => step.tools.map((tool) => tool.callId)))
+  const links = childSessionLinks(summaries, header.id, calls).filter((l) => !seen.has(l.session)) // a cycle is damage, not recursion
   const children: ReadChild<T>[] = []
   for (const link of links) {
     seen.add(link.session)

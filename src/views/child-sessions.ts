@@ -68,11 +68,18 @@ export interface ReadChild<T extends ToolTreeShape> {
   readonly tree: T & SubagentTreeFields
 }
 
-/** The children of `parentId` among a store's sessions, oldest first (forks, which have no parent call, are not children). */
-export function childSessionLinks(summaries: readonly ListedLinks[], parentId: string): ChildSessionLink[] {
+/**
+ * The children of `parentId` among a store's sessions (forks, which have no parent call, are not children): in
+ * the order of the parent's calls that started them when `callOrder` (the parent's tool call ids, in log order)
+ * is given, then oldest first. Children started by parallel calls are created in the same millisecond, so their
+ * creation times alone do not order them.
+ */
+export function childSessionLinks(summaries: readonly ListedLinks[], parentId: string, callOrder: readonly string[] = []): ChildSessionLink[] {
+  const position = new Map(callOrder.map((id, i) => [id, i] as const))
+  const at = (s: ListedLinks): number => position.get(s.parentCallId as string) ?? Number.MAX_SAFE_INTEGER
   return summaries
     .filter((s) => s.parentSession === parentId && s.parentCallId !== undefined)
-    .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+    .sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
     .map((s) => ({
       session: s.id,
       callId: s.parentCallId as string,
