@@ -39,13 +39,26 @@ export class ContentDigest {
   }
 
   /**
-   * Starts over from the log's first byte: `parts` are the log's bytes from 0 on, in order. A writer opened from a
-   * resume checkpoint without reading the log catches up so once the log has been read.
+   * Takes over `other`'s running state (a digest of the same log's first bytes that covers more of it): a writer
+   * opened from a resume checkpoint without hashing the log goes on from the digest made when the log was read.
    */
-  restart(parts: readonly Uint8Array[]): void {
-    this.#hash = createHash('sha256')
-    this.#bytes = 0
-    for (const part of parts) this.update(part, part.length)
+  adopt(other: ContentDigest): void {
+    this.#hash = other.#hash
+    this.#bytes = other.#bytes
+  }
+
+  /**
+   * A digest of `bytes` (a log's first bytes), fed in order and checked on the way against each of `witnesses`
+   * (sorted by `bytes`, none past the end): undefined when one does not hold.
+   */
+  static checked(bytes: Uint8Array, witnesses: readonly ContentWitness[]): ContentDigest | undefined {
+    const digest = new ContentDigest()
+    for (const witness of witnesses) {
+      digest.update(bytes.subarray(digest.bytes, witness.bytes), witness.bytes - digest.bytes)
+      if (digest.witness().sha256 !== witness.sha256) return undefined
+    }
+    digest.update(bytes.subarray(digest.bytes), bytes.length - digest.bytes)
+    return digest
   }
 
   /** The witness of everything fed in so far (the running state goes on: a copy is finalised). */

@@ -167,8 +167,11 @@ export interface CheckpointOpenOptions {
   readonly knownTypes?: readonly string[]
   /** What the session index says was committed. */
   readonly committed?: CommittedEvidence
-  /** Called with the log's first bytes once the unread prefix was read and checked (the writer's digest catches up). */
-  readonly onPrefixRead?: (prefix: Buffer) => void
+  /**
+   * Called once the unread prefix was read and checked, with the digest of its bytes (the writer's running digest
+   * goes on from it).
+   */
+  readonly onPrefixRead?: (prefix: ContentDigest) => void
 }
 
 /**
@@ -203,16 +206,10 @@ export function openFromCheckpoint(options: CheckpointOpenOptions): CheckpointOp
     if (anchorFrom < headerEnd) return undefined
     const anchor = unchanged ? readAt(fd, anchorFrom, lineBytes + 2) : headerRead.subarray(anchorFrom, at)
     if (anchor[0] !== 0x0a || anchor[anchor.length - 1] !== 0x0a || lineDigest(anchor.subarray(1, anchor.length - 1)) !== sha256) return undefined
-    const content = new ContentDigest()
-    if (!unchanged) {
-      for (const witness of witnesses) {
-        content.update(headerRead.subarray(content.bytes, witness.bytes), witness.bytes - content.bytes)
-        if (content.witness().sha256 !== witness.sha256) return undefined
-      }
-      content.update(headerRead.subarray(content.bytes, size), size - content.bytes)
-    }
+    const content = unchanged ? new ContentDigest() : ContentDigest.checked(headerRead, witnesses)
+    if (content === undefined) return undefined
     const tail = unchanged ? headerRead.subarray(0, headerEnd + 1) : Buffer.concat([headerRead.subarray(0, headerEnd + 1), headerRead.subarray(at)])
-    const opened = continueFromCheckpoint(options, checkpoint, tail, unchanged ? witnesses : [])
+    const opened = continueFromCheckpoint(options, checkpoint, tail, unchanged ? witnesses : undefined)
     if (opened === undefined) return undefined
     const frozen = unchanged ? witnesses[witnesses.length - 1] : undefined
     return { ...opened, committedBytes: size, content, hashed: !unchanged, ...(frozen !== undefined ? { frozen } : {}) }
@@ -221,14 +218,14 @@ export function openFromCheckpoint(options: CheckpointOpenOptions): CheckpointOp
   }
 }
 
-function continueFromCheckpoint(options: CheckpointOpenOptions, checkpoint: ResumeCheckpoint, bytes: Buffer, unchecked: readonly ContentWitness[]): Omit<CheckpointOpen, 'content' | 'committedBytes' | 'hashed'> | undefined {
+function continueFromCheckpoint(options: CheckpointOpenOptions, checkpoint: ResumeCheckpoint, bytes: Buffer, unchecked: readonly ContentWitness[] | undefined): Omit<CheckpointOpen, 'content' | 'committedBytes' | 'hashed'> | undefined {
   const { path, id, knownTypes } = options
   const fold = frozenFold(checkpoint.fold)
   const at = checkpoint.anchor.at
   let header: SessionHeader | undefined
   const prefix = lazyPrefixOf(fold, () => {
     const read = loadCheckpointPrefix({ path, id, at, fold, header: header as SessionHeader, knownTypes, unchecked })
-    options.onPrefixRead?.(read.bytes)
+    if (read.digest !== undefined) options.onPrefixRead?.(read.digest)
     return read.log
   })
   const scanned = scanSessionFile(bytes, path, id, new LogLoader(prefix))
@@ -259,8 +256,11 @@ interface PrefixRead {
   readonly fold: ResumeFoldState
   readonly header: SessionHeader
   readonly knownTypes: readonly string[] | undefined
-  /** Content witnesses the open did not check (it hashed nothing): the prefix's bytes must give them. */
-  readonly unchecked: readonly ContentWitness[]
+  /**
+   * The content witnesses the open did not check, when it hashed nothing (undefined when it hashed the file):
+   * the prefix's bytes must give them, and their digest goes on in the writer.
+   */
+  readonly unchecked: readonly ContentWitness[] | undefined
 }
 
 /**
@@ -270,7 +270,7 @@ interface PrefixRead {
  * @throws HarnessError `SESSION_CORRUPT` when it does not (the checkpoint was trusted for a log it did not
  *   summarise), or when the bytes do not give a witness (the log was changed in place)
  */
-function loadCheckpointPrefix(read: PrefixRead): { readonly log: EventLog; readonly bytes: Buffer } {
+function loadCheckpointPrefix(read: PrefixRead): { readonly log: EventLog; readonly digest: ContentDigest | undefined } {
   const { path, id, at, fold, header, knownTypes } = read
   const fd = openSync(path, READ_FLAGS)
   let bytes: Buffer
@@ -279,19 +279,17 @@ function loadCheckpointPrefix(read: PrefixRead): { readonly log: EventLog; reado
   } finally {
     closeSync(fd)
   }
-  const digest = new ContentDigest()
-  for (const witness of read.unchecked) {
-    digest.update(bytes.subarray(digest.bytes, witness.bytes), witness.bytes - digest.bytes)
-    if (digest.witness().sha256 !== witness.sha256) {
-      throw new HarnessError(`${path}: its first ${witness.bytes} bytes are not what was written (their SHA-256 differs from the content witness): the log was changed in place; restore it from a copy`, 'SESSION_CORRUPT')
-    }
+  // An open that hashed the file checked the witnesses then; one that hashed nothing checks them now.
+  const digest = read.unchecked === undefined ? undefined : ContentDigest.checked(bytes, read.unchecked)
+  if (read.unchecked !== undefined && digest === undefined) {
+    throw new HarnessError(`${path}: its first bytes are not what was written (their SHA-256 differs from the content witness): the log was changed in place; restore it from a copy`, 'SESSION_CORRUPT')
   }
   const loaded = loadSessionFile(bytes, path, id, knownTypes !== undefined ? { knownTypes } : {})
   const again = loaded.tailRepair === undefined ? resumeFoldOf(loaded.verified, header.seedLength ?? 0) : undefined
   if (again === undefined || foldText(again) !== foldText(fold)) {
     throw new HarnessError(`${path}: its first ${at} bytes no longer fold to what its resume checkpoint recorded; delete ${checkpointPathOf(join(path, '..'), id)} and open the session again`, 'SESSION_CORRUPT')
   }
-  return { log: loaded.verified, bytes }
+  return { log: loaded.verified, digest }
 }
 
 // Parsed JSON made what a loaded log holds: deep-frozen events and messages.

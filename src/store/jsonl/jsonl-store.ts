@@ -174,8 +174,8 @@ export class JsonlStore implements SessionStore {
       const committed = committedEvidence(this.#index, id)
       // Once the prefix is read (it is hashed then), the writer's running digest catches up with the file.
       let resumedWriter: JsonlWriter | undefined
-      let readEarly: Buffer | undefined
-      const onPrefixRead = (prefix: Buffer): void => {
+      let readEarly: ContentDigest | undefined
+      const onPrefixRead = (prefix: ContentDigest): void => {
         if (resumedWriter === undefined) readEarly = prefix
         else resumedWriter.catchUpContent(prefix)
       }
@@ -389,22 +389,23 @@ class JsonlWriter implements CompactSessionWriter {
   }
 
   /**
-   * After an open from a resume checkpoint that hashed nothing: `prefix` (the log's first bytes, read and checked
-   * against the witnesses) and what this writer appended since make the running digest cover the file again, so
-   * the index and the next checkpoint get a witness of everything. Reads only what follows `prefix`; a failed
-   * read leaves the witness that still holds.
+   * After an open from a resume checkpoint that hashed nothing: `prefix` (the digest of the log's first bytes,
+   * made when they were read and checked against the witnesses), fed what this writer appended since, becomes
+   * the running digest, so the index and the next checkpoint get a witness of everything again. Reads only what
+   * follows the prefix; a failed read leaves the witness that still holds.
    */
-  catchUpContent(prefix: Buffer): void {
+  catchUpContent(prefix: ContentDigest): void {
     const { content } = this.#indexing
-    if (this.#closing !== undefined || content.bytes === this.#size || prefix.length > this.#size) return
+    if (this.#closing !== undefined || content.bytes === this.#size || prefix.bytes > this.#size) return
     try {
-      const rest = Buffer.allocUnsafe(this.#size - prefix.length)
+      const rest = Buffer.allocUnsafe(this.#size - prefix.bytes)
       for (let done = 0; done < rest.length; ) {
-        const n = readSync(this.#file.fd, rest, done, rest.length - done, prefix.length + done)
+        const n = readSync(this.#file.fd, rest, done, rest.length - done, prefix.bytes + done)
         if (n === 0) return
         done += n
       }
-      content.restart([prefix, rest])
+      prefix.update(rest, rest.length)
+      content.adopt(prefix)
     } catch {
       // the frozen witness goes on
     }
