@@ -1,7 +1,7 @@
-// Issue 30, target 6: the SQLite content index arrives with schema version 3. Databases of versions 1 and 2 are
-// migrated on open and their stored sessions become searchable; the migration is idempotent (a lost draft
-// failed with "table content_fts already exists" on upgrade), so running it again, or over leftovers of an
-// earlier attempt, ends in the same state.
+// Issue 30, target 6: the SQLite content index arrives with schema version 3 (since version 5 the store writes
+// its texts, not a trigger on `events`). Databases of versions 1, 2 and 4 are migrated on open and their stored
+// sessions become searchable; the migration is idempotent (a lost draft failed with "table content_fts already
+// exists" on upgrade), so running it again, or over leftovers of an earlier attempt, ends in the same state.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,7 +29,7 @@ async function writeOld(): Promise<void> {
 
 // Back to version 2: no content index (tables and triggers gone), user_version 2.
 function downgradeToV2(db: Database.Database): void {
-  db.exec(`DROP TRIGGER events_content_insert; DROP TRIGGER events_content_delete; DROP TABLE content_fts; DROP TABLE content_text; PRAGMA user_version = 2`)
+  db.exec(`DROP TRIGGER IF EXISTS events_content_insert; DROP TRIGGER events_content_delete; DROP TABLE content_fts; DROP TABLE content_text; PRAGMA user_version = 2`)
 }
 
 function contentRows(): number {
@@ -54,7 +54,7 @@ async function expectSearchable(): Promise<void> {
   db.close()
 }
 
-it('a version-2 database is migrated to version 3 on open and its stored prompts and answers are found', async () => {
+it('a version-2 database is migrated to the current version on open and its stored prompts and answers are found', async () => {
   await writeOld()
   const db = new Database(path)
   downgradeToV2(db)
@@ -73,7 +73,7 @@ it('a version-2 database holding a leftover content_fts table of an earlier atte
   expect(contentRows()).toBe(2)
 })
 
-it('a version-1 database (before the quarantine column) is migrated through to version 3', async () => {
+it('a version-1 database (before the quarantine column) is migrated through to the current version', async () => {
   await writeOld()
   const db = new Database(path)
   downgradeToV2(db)
@@ -93,7 +93,7 @@ it('running the migration again on a current database changes nothing and fails 
   await expectSearchable()
 })
 
-it('sessions written after the upgrade are indexed by the triggers as they commit', async () => {
+it('sessions written after the upgrade are indexed by the store as they commit', async () => {
   await writeOld()
   const db = new Database(path)
   downgradeToV2(db)
@@ -104,4 +104,33 @@ it('sessions written after the upgrade are indexed by the triggers as they commi
   await agent.run('about Dugongs')
   expect((await store.list({ grep: 'dugong' })).map((r) => r.id)).toEqual(['new'])
   await harness.close()
+})
+
+it('a version-4 database loses the trigger that extracted texts in SQL, and every text written after is stored once, by the store', async () => {
+  await writeOld()
+  const db = new Database(path)
+  // A stand-in for version 4's extraction trigger: were it left in place, each new event would add a row it made.
+  db.exec(`CREATE TRIGGER events_content_insert AFTER INSERT ON events BEGIN
+      INSERT INTO content_text (session_id, seq, part, body) VALUES (NEW.session_id, NEW.seq, 'answer', 'made by the old trigger');
+    END; PRAGMA user_version = 4`)
+  db.close()
+  const store = new SqliteStore({ path })
+  const harness = createHarness({ store, adapters: [scriptedAdapter({ script: () => ({ text: ['fresh Manatee answer'] }) })] })
+  const agent = await harness.resumeAgent('old')
+  await agent.run('about Dugongs')
+  await harness.close()
+  const check = new Database(path, { readonly: true })
+  try {
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION)
+    expect(check.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'events_content_insert'").get()).toEqual({ n: 0 })
+    expect(check.prepare("SELECT part, body FROM content_text WHERE session_id = 'old' ORDER BY seq").all()).toEqual([
+      { part: 'prompt', body: 'a prompt about Tapirs' },
+      { part: 'answer', body: 'the Okapi answer' },
+      { part: 'prompt', body: 'about Dugongs' },
+      { part: 'answer', body: 'fresh Manatee answer' },
+    ])
+  } finally {
+    check.close()
+  }
+  await expectSearchable()
 })

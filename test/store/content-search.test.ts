@@ -120,6 +120,25 @@ describe.each(STORE_KINDS)('content search: $name', (kind) => {
     expect((await reader.list({ grep: 'narwhals' }))[0]?.match?.part).toBe('prompt')
   })
 
+  it('a fork is found by the text it copied up to its fork point, and not by text the parent wrote after it', async () => {
+    const kit = currentKit()
+    const harness = createHarness({ store: kit.store, adapters: [scriptedAdapter({ script: () => ({ text: ['noted'] }) })], onListenerError: () => {} })
+    const agent = await harness.createAgent({ provider: 'scripted', model: 'm1' })
+    await agent.run('first prompt about Capybaras')
+    const point = (await kit.store.read(agent.id)).events.at(-1)?.seq as number
+    await agent.run('second prompt about Wombats')
+    await agent.dispose()
+    const early = await harness.forkSession(agent.id, { at: point })
+    const whole = await harness.forkSession(agent.id)
+    const found = async (grep: string): Promise<string[]> => (await kit.store.list({ grep })).map((r) => r.id).sort()
+    expect(await found('capybaras')).toEqual([agent.id, early, whole].sort())
+    expect(await found('wombats')).toEqual([agent.id, whole].sort())
+    const row = (await kit.store.list({ grep: 'capybaras' })).find((r) => r.id === early)
+    expect(row?.match).toMatchObject({ part: 'prompt', snippet: 'first prompt about Capybaras' })
+    // Each copied text once: the early fork's one prompt and one answer, not a second copy of either.
+    expect((await kit.store.list({ grep: 'first prompt' })).filter((r) => r.id === early)).toHaveLength(1)
+  })
+
   it('keeps snippets within bounds around a match deep in a long text', async () => {
     const kit = currentKit()
     const filler = 'lorem ipsum dolor sit amet '.repeat(200)

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, JsonlStore, scriptedAdapter, type SessionStore } from '../../src/index.js'
 import { cutOffMidTurn } from '../support/cut-off-turn.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
+import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/sqlite-schema.js'
 import { PostgresStore } from '../../src/store/postgres.js'
 import { STORE_KINDS, useStoreKit, type StoreKit } from './store-kits.js'
 
@@ -107,7 +108,7 @@ describe('listings written before the quarantine state was kept are upgraded', (
       await reopened.close()
     }
     const check = new Database(path)
-    expect(check.pragma('user_version', { simple: true })).toBe(4) // version 3 since the content index, 4 since resume checkpoints (issue 30)
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION)
     check.close()
   })
 

@@ -1,7 +1,7 @@
 // Resume checkpoints of the SQLite store (issue 30, target 2): resuming from a checkpoint and the rows after it
 // gives what resuming from every row gives, for random logs and random cut points; a checkpoint that is damaged,
 // stale or of another database is ignored, never trusted; without any checkpoint everything still works; a
-// version-3 database is migrated to version 4; a process killed right after a turn end leaves a checkpoint that
+// version-3 database is migrated to the current version (4 brought the checkpoints); a process killed right after a turn end leaves a checkpoint that
 // matches its rows.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -12,6 +12,7 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createHarness, scriptedAdapter } from '../../src/index.js'
 import { SqliteStore } from '../../src/store/sqlite.js'
+import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/sqlite-schema.js'
 import { recordSqlite, ECHO, ID, turnSpec, type TurnSpec } from './resume-recorder.js'
 
 const roots: string[] = []
@@ -182,7 +183,7 @@ describe('resume checkpoints (SQLite)', () => {
     expect(again.state).toEqual((await resumed(copyWith(path, undefined))).state)
   }, 60_000)
 
-  it('a version-3 database (no checkpoint table) is migrated to version 4 on open, and its sessions resume and get a checkpoint', async () => {
+  it('a version-3 database (no checkpoint table) is migrated to the current version on open, and its sessions resume and get a checkpoint', async () => {
     const path = join(scratch(), 'sessions.db')
     await recordSqlite(path, [{ text: 5, reasoning: 1, tool: true, steer: true }])
     const reference = await resumed(copyWith(path, undefined))
@@ -190,7 +191,7 @@ describe('resume checkpoints (SQLite)', () => {
     const got = await resumed(path)
     expect(got.lazy).toBe(false)
     expect(got.state).toEqual(reference.state)
-    withDb(path, (db) => expect(db.pragma('user_version', { simple: true })).toBe(4))
+    withDb(path, (db) => expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION))
     expect(checkpointOf(path)).toBeDefined()
     expect((await resumed(path)).lazy).toBe(true)
   }, 60_000)

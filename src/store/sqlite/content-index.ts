@@ -1,32 +1,45 @@
-// The SQLite store's content index (schema version 3): the searchable text of every stored prompt, answer and
-// tool result in `content_text`, indexed by the FTS5 table `content_fts` with the trigram tokenizer (substring
-// matching, case-folded). Triggers on `events` keep both in the same transaction as the rows they index, so the
-// write path needs no code of its own and an index can never lag behind a commit.
+// The SQLite store's content index (schema version 3, written by the store since version 5): the searchable text
+// of every stored prompt, answer and tool result in `content_text`, indexed by the FTS5 table `content_fts` with
+// the trigram tokenizer (substring matching, case-folded). The store inserts a batch's `content_text` rows in the
+// flush's own transaction, from the events it already holds (indexedTextOf, the rule JSONL's index uses too), so
+// an index can never lag behind a commit; triggers keep `content_fts` in step with `content_text`, and drop the
+// rows of deleted events. Versions 3 and 4 extracted the text in SQL with a trigger on `events`: the JSON
+// functions cost about 0.08 ms a step, and a fork's copy ran them again on every copied row.
 import type Database from 'better-sqlite3'
-import { matchInText, needleMatcher, snippetAt, type ContentMatch, type ContentPart } from '../content-search.js'
-
-// The searchable text of a stored event line, in SQL: the same rule as indexedTextOf (content-search.ts): a
-// user's prompt's text blocks, an answer's text blocks, a tool result's text blocks, joined by newlines.
-function extraction(line: string): string {
-  const texts = (path: string): string =>
-    `(SELECT group_concat(b.value ->> '$.text', char(10)) FROM json_each(${line}, '${path}') b WHERE b.value ->> '$.type' = 'text' AND b.value ->> '$.text' <> '')`
-  return `
-    SELECT part, body FROM (
-      SELECT CASE t WHEN 'user/message' THEN 'prompt' WHEN 'assistant/message' THEN 'answer' ELSE 'tool-output' END AS part,
-        CASE t
-          WHEN 'user/message' THEN CASE WHEN ${line} ->> '$.data.source.kind' = 'user' THEN ${texts('$.data.content')} END
-          WHEN 'assistant/message' THEN ${texts('$.data.message.content')}
-          ELSE (SELECT group_concat(i.value ->> '$.text', char(10)) FROM json_each(${line}, '$.data.message.content') r, json_each(r.value, '$.content') i
-                WHERE i.value ->> '$.type' = 'text' AND i.value ->> '$.text' <> '')
-        END AS body
-      FROM (SELECT ${line} ->> '$.type' AS t))
-    WHERE body IS NOT NULL AND body <> ''`
-}
+import type { SessionEvent } from '../../session/events.js'
+import { indexedTextOf, matchInText, needleMatcher, snippetAt, type ContentMatch, type ContentPart } from '../content-search.js'
 
 // Rows whose stored line is one of the three searchable types (lines are stored with `type` first). Checked as a
 // prefix before any JSON is parsed: the trigger costs a chunk row or a turn mark one comparison.
 function searchable(line: string): string {
   return `(substr(${line}, 1, 23) = '{"type":"user/message",' OR substr(${line}, 1, 28) = '{"type":"assistant/message",' OR substr(${line}, 1, 22) = '{"type":"tool/result",')`
+}
+
+/** The statement that stores one searchable text: `run(sessionId, seq, part, body)`. */
+export type ContentInsert = Database.Statement<[string, number, ContentPart, string]>
+
+/** Prepares {@link ContentInsert} on `db` (once per connection: the write path keeps it). */
+export function prepareContentInsert(db: Database.Database): ContentInsert {
+  return db.prepare('INSERT INTO content_text (session_id, seq, part, body) VALUES (?, ?, ?, ?)')
+}
+
+/**
+ * Stores the searchable texts of `events` of session `id`: call inside the transaction that stores the events.
+ * Most events carry none (chunks, turn marks, calls), and are passed over on their type alone.
+ */
+export function indexEvents(insert: ContentInsert, id: string, events: Iterable<SessionEvent>): void {
+  for (const event of events) {
+    const text = indexedTextOf(event)
+    if (text !== undefined) insert.run(id, text.seq, text.part, text.text)
+  }
+}
+
+/**
+ * Copies the `content_text` rows of `parentId` up to seq `upTo` to `childId` (a fork of its prefix): the texts
+ * as stored, never extracted again; the FTS trigger indexes the copies.
+ */
+export function copyContentRows(db: Database.Database, parentId: string, upTo: number, childId: string): void {
+  db.prepare('INSERT INTO content_text (session_id, seq, part, body) SELECT ?, seq, part, body FROM content_text WHERE session_id = ? AND seq <= ? ORDER BY seq').run(childId, parentId, upTo)
 }
 
 /**
@@ -58,19 +71,35 @@ export function createContentIndex(db: Database.Database): void {
     CREATE TRIGGER content_text_delete AFTER DELETE ON content_text BEGIN
       INSERT INTO content_fts (content_fts, rowid, body) VALUES ('delete', OLD.rowid, OLD.body);
     END;
-    CREATE TRIGGER events_content_insert AFTER INSERT ON events WHEN ${searchable('NEW.line')} AND json_valid(NEW.line) BEGIN
-      INSERT INTO content_text (session_id, seq, part, body) SELECT NEW.session_id, NEW.seq, part, body FROM (${extraction('NEW.line')});
-    END;
     CREATE TRIGGER events_content_delete AFTER DELETE ON events WHEN ${searchable('OLD.line')} BEGIN
       DELETE FROM content_text WHERE session_id = OLD.session_id AND seq = OLD.seq;
     END;
   `)
   // The stored events of an older database, session by session in seq order (rowid order is then each
-  // session's log order). Only rows of the three searchable types are read, found by their stored prefix.
-  const insert = db.prepare(`INSERT INTO content_text (session_id, seq, part, body) SELECT @id, @seq, part, body FROM (${extraction('@line')})`)
+  // session's log order). Only rows of the three searchable types are read, found by their stored prefix; a
+  // row that does not parse is left out (read() reports it).
+  const insert = prepareContentInsert(db)
   const ids = db.prepare('SELECT id FROM sessions ORDER BY id').pluck()
-  const rows = db.prepare(`SELECT session_id AS id, seq, line FROM events WHERE session_id = ? AND ${searchable('line')} AND json_valid(line) ORDER BY seq`)
-  for (const id of ids.all() as string[]) for (const row of rows.all(id)) insert.run(row)
+  const lines = db.prepare(`SELECT line FROM events WHERE session_id = ? AND ${searchable('line')} ORDER BY seq`).pluck()
+  for (const id of ids.all() as string[]) {
+    for (const line of lines.all(id) as string[]) {
+      let event: SessionEvent
+      try {
+        event = JSON.parse(line) as SessionEvent
+      } catch {
+        continue
+      }
+      indexEvents(insert, id, [event])
+    }
+  }
+}
+
+/**
+ * Version 5: the store writes `content_text` itself; the version-3 trigger that extracted it from `events` in
+ * SQL goes (the rows it wrote stay: they are the same texts).
+ */
+export function dropContentExtractionTrigger(db: Database.Database): void {
+  db.exec('DROP TRIGGER IF EXISTS events_content_insert')
 }
 
 /** One matching session of {@link searchContent}, before the listing's own columns are joined. */

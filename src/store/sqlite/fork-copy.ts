@@ -2,8 +2,9 @@
 // from the rows' leading `{"type":…,"seq":…`, inserts the child's session row, copies the parent's rows of seqs
 // 0..at with INSERT … SELECT (their lines never leave SQLite) and inserts the child's session/end-seed row. The
 // rows are the parent's committed transactions as its writers made them (each commit checked its lease and
-// next seq); a point that is not a row of its own, lies past `next_seq` or inside a turn is declined, and
-// forkSession reads the parent event by event as before. A crash rolls the transaction back: no child at all.
+// next seq), and their searchable texts are copied as stored (content_text rows, never extracted again); a
+// point that is not a row of its own, lies past `next_seq` or inside a turn is declined, and forkSession reads
+// the parent event by event as before. A crash rolls the transaction back: no child at all.
 import type Database from 'better-sqlite3'
 import { HarnessError } from '../../errors/harness-error.js'
 import type { ForkChild, ForkPoint } from '../../session/fork-point.js'
@@ -13,6 +14,7 @@ import { firstSeqOf, packChunkRuns } from '../chunk-runs.js'
 import { LEADER_CHARS, readLeader } from '../record-leader.js'
 import { SessionDigest } from '../session-digest.js'
 import { headerRecord, parseHeaderRecord } from '../session-file.js'
+import { copyContentRows, indexEvents, prepareContentInsert } from './content-index.js'
 
 /** What {@link copySqlitePrefix} needs of its store. */
 export interface SqliteForkContext {
@@ -67,8 +69,10 @@ export function copySqlitePrefix(ctx: SqliteForkContext, parentId: string, at: n
       'INSERT INTO sessions (id, header, created_at, updated_at, next_seq, lease_owner, lease_expires, first_prompt, turns, last_reason, quarantine) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)',
     ).run(header.id, headerRecord(header), header.createdAt, now, point + 1 + tail.length, digest.firstPrompt ?? null, digest.turns, digest.lastReason, digest.quarantine ?? null)
     db.prepare('INSERT INTO events (session_id, seq, line) SELECT ?, seq, line FROM events WHERE session_id = ? AND seq <= ?').run(header.id, parentId, point)
+    copyContentRows(db, parentId, point, header.id)
     const insert = db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
     for (const record of ctx.pack ? packChunkRuns(tail) : tail) insert.run(header.id, firstSeqOf(record), JSON.stringify(record))
+    indexEvents(prepareContentInsert(db), header.id, tail)
     return header.id
   }).immediate()
 }

@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3'
 import { HarnessError } from '../../errors/harness-error.js'
 import type { SessionEvent } from '../../session/events.js'
 import { lastQuarantineMark, SessionDigest } from '../session-digest.js'
-import { createContentIndex } from './content-index.js'
+import { createContentIndex, dropContentExtractionTrigger } from './content-index.js'
 import { RESUME_TABLE } from './sqlite-resume.js'
 
 /** "LLOP": marks a database as a ledgerloop session store. */
@@ -15,9 +15,11 @@ const APPLICATION_ID = 0x4c4c4f50
  * 2: the `quarantine` listing column (an older build would write quarantines without keeping it, so it
  * refuses a version-2 database instead); 3: the content index (`content_text`, its FTS5 table `content_fts`
  * and the triggers that fill them from `events`; see sqlite/content-index.ts); 4: the `resume_checkpoints`
- * table (sqlite/sqlite-resume.ts). Databases of versions 1 to 3 are migrated on open.
+ * table (sqlite/sqlite-resume.ts); 5: the store writes `content_text` itself, in the flush's transaction, and
+ * the trigger that extracted it from `events` in SQL is gone (an older build would write events without their
+ * texts, so it refuses a version-5 database). Databases of versions 1 to 4 are migrated on open.
  */
-export const SQLITE_SCHEMA_VERSION = 4
+export const SQLITE_SCHEMA_VERSION = 5
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -37,8 +39,8 @@ CREATE TABLE IF NOT EXISTS events (
 ) STRICT, WITHOUT ROWID;
 `
 
-/** What a database holds: nothing yet, version 1 without the listing columns, version 1 with them, version 2 or 3, or the current schema. */
-export type SchemaState = 'empty' | 'without-listing' | 'version-1' | 'version-2' | 'version-3' | 'current'
+/** What a database holds: nothing yet, version 1 without the listing columns, version 1 with them, versions 2 to 4, or the current schema. */
+export type SchemaState = 'empty' | 'without-listing' | 'version-1' | 'version-2' | 'version-3' | 'version-4' | 'current'
 
 /**
  * Reads the schema state of `db` (call inside a read transaction, so it is one snapshot).
@@ -54,10 +56,11 @@ export function schemaState(db: Database.Database, path: string): SchemaState {
     return 'empty'
   }
   if (appId !== APPLICATION_ID) throw new HarnessError(`${path} is not a ledgerloop session database (application_id ${appId})`, 'SESSION_VERSION')
-  if (version !== 1 && version !== 2 && version !== 3 && version !== SQLITE_SCHEMA_VERSION) {
+  if (version !== 1 && version !== 2 && version !== 3 && version !== 4 && version !== SQLITE_SCHEMA_VERSION) {
     throw new HarnessError(`${path} has session schema version ${version}; this build of ledgerloop reads version ${SQLITE_SCHEMA_VERSION}`, 'SESSION_VERSION')
   }
   if (version === SQLITE_SCHEMA_VERSION) return 'current'
+  if (version === 4) return 'version-4'
   if (version === 3) return 'version-3'
   if (version === 2) return 'version-2'
   const columns = (db.prepare('PRAGMA table_info(sessions)').all() as { name: string }[]).map((c) => c.name)
@@ -75,10 +78,12 @@ export function migrateSchema(db: Database.Database, state: SchemaState): void {
     db.pragma(`application_id = ${APPLICATION_ID}`)
   }
   if (state === 'empty' || state === 'without-listing') addListingColumns(db)
-  if (state !== 'version-2' && state !== 'version-3') addQuarantineColumn(db)
-  if (state !== 'version-3') createContentIndex(db)
+  if (state !== 'version-2' && state !== 'version-3' && state !== 'version-4') addQuarantineColumn(db)
+  if (state !== 'version-3' && state !== 'version-4') createContentIndex(db)
   // Version 4: resume checkpoints. A migrated session has none; its first open reads every row and writes one.
   db.exec(RESUME_TABLE)
+  // Version 5: the content index's texts come from the store, not from a trigger on `events`.
+  dropContentExtractionTrigger(db)
   db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`)
 }
 

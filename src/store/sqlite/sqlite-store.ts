@@ -11,7 +11,7 @@ import { checkPrivateFile } from '../file-permissions.js'
 import { checkFlushDelay, SequencedCommit } from '../group-commit.js'
 import { clipLine, lastQuarantineMark, quarantineFields, SessionDigest, TITLE_MAX } from '../session-digest.js'
 import { migrateSchema, schemaState } from './sqlite-schema.js'
-import { contentHitsQuery, contentMatchOf } from './content-index.js'
+import { type ContentInsert, contentHitsQuery, contentMatchOf, indexEvents, prepareContentInsert } from './content-index.js'
 import { grepNeedle, type ContentMatch } from '../content-search.js'
 import { headerRecord, parseHeaderRecord, summaryLinks } from '../session-file.js'
 import { LogLoader } from '../log-loader.js'
@@ -57,6 +57,8 @@ interface ListingRow {
 /** The write path's prepared statement and transaction, kept for the connection's life. */
 interface WritePath {
   readonly insert: Database.Statement
+  /** The batch's searchable texts go into the content index in the same transaction (content-index.ts). */
+  readonly content: ContentInsert
   readonly commit: Database.Transaction<(id: string, holder: LockHolder, first: SessionEvent, batch: readonly SessionEvent[], alongside: (lastLine: string) => void) => void>
 }
 
@@ -322,6 +324,7 @@ export class SqliteStore implements SessionStore {
     if (this.#write !== undefined) return this.#write
     const db = this.#db
     const insert = db.prepare('INSERT INTO events (session_id, seq, line) VALUES (?, ?, ?)')
+    const content = prepareContentInsert(db)
     const lease = db.prepare('SELECT next_seq, lease_owner FROM sessions WHERE id = ?')
     const advance = db.prepare(
       'UPDATE sessions SET next_seq = ?, updated_at = ?, lease_expires = ?, first_prompt = coalesce(first_prompt, ?), turns = turns + ?, last_reason = coalesce(?, last_reason), quarantine = CASE WHEN ? THEN ? ELSE quarantine END WHERE id = ?',
@@ -334,6 +337,7 @@ export class SqliteStore implements SessionStore {
       }
       if (row.next_seq !== first.seq) throw new HarnessError(`session '${id}' in ${this.path} continues at seq ${row.next_seq}, not ${first.seq}`, 'SESSION_CORRUPT')
       const lastLine = insertRecords(insert, id, this.#pack ? packChunkRuns(batch) : batch)
+      indexEvents(content, id, batch)
       const now = Date.now()
       // The listing columns follow the batch: its first prompt (kept only if the session has none), turn ends.
       const digest = new SessionDigest()
@@ -343,7 +347,7 @@ export class SqliteStore implements SessionStore {
       advance.run(first.seq + batch.length, now, now + this.#leaseMs, digest.firstPrompt ?? null, digest.turns, digest.lastReason, mark !== undefined ? 1 : 0, mark?.reason ?? null, id)
       alongside(lastLine)
     })
-    this.#write = { insert, commit }
+    this.#write = { insert, content, commit }
     return this.#write
   }
 
@@ -398,7 +402,9 @@ export class SqliteStore implements SessionStore {
 
   #insert(id: string, events: readonly SessionEvent[]): void {
     if (events.length === 0) return
-    insertRecords(this.#writePath().insert, id, this.#pack ? packChunkRuns(events) : events)
+    const write = this.#writePath()
+    insertRecords(write.insert, id, this.#pack ? packChunkRuns(events) : events)
+    indexEvents(write.content, id, events)
   }
 
   #load(id: string): StoredSession {
