@@ -14,6 +14,21 @@ const USER_MESSAGE: ReadonlySet<string> = new Set(['user/message'])
 type Retained = undefined | null | { readonly seq: number; readonly text: string | undefined }
 
 /**
+ * Membership in the surface's nodes for the constructor's search, which usually asks once or twice (the newest
+ * snapshot is a node): the first lookups scan from the end, where a recent snapshot sits, and only a search that
+ * asks more often builds a set. A set of every node up front cost about 10 ms of a resume at 62,600 messages.
+ */
+function surfaceMembership(nodes: readonly number[]): (seq: number) => boolean {
+  let scans = 0
+  let set: ReadonlySet<number> | undefined
+  return (seq) => {
+    if (set === undefined && ++scans <= 8) return nodes.lastIndexOf(seq) >= 0
+    set ??= new Set(nodes)
+    return set.has(seq)
+  }
+}
+
+/**
  * Decides when a runtime-context snapshot message enters the log (seed §4, LOOP-RUNTIME-CONTEXT): only when the rendered
  * text differs from the last snapshot still in history, and once as a "none any more" marker when it becomes
  * empty. It never appends itself: state moves only when a snapshot actually lands, so a rejected step does
@@ -25,7 +40,7 @@ export class RuntimeContextProjection {
 
   /** Restores the state from the log: the newest owned snapshot that is still a surface node. */
   constructor(session: Session) {
-    const nodes = new Set(session.surfaceNodes())
+    const isNode = surfaceMembership(session.surfaceNodes())
     // Only user messages can be snapshots: the search skips compact chunk runs without materialising them. In a
     // log resumed from a checkpoint, the unread prefix's plugin messages (kept by the checkpoint) stand for it.
     const prefix = session.log.lazyPrefix
@@ -39,7 +54,7 @@ export class RuntimeContextProjection {
       const event = session.at(seq) as SessionEvent
       if (!isSnapshot(event)) continue
       this.#retained ??= null
-      if (nodes.has(seq)) {
+      if (isNode(seq)) {
         this.#retained = { seq, text: textOf(event) }
         break
       }

@@ -219,7 +219,10 @@ export function lazyPrefixOf(state: ResumeFoldState, load: () => EventLog): Lazy
   const plugins = new Map<string, number[]>()
   for (const event of [...state.kept].reverse()) {
     const source = (event.data as { source?: { kind?: string; plugin?: string } }).source
-    if (event.type === 'user/message' && source?.kind === 'plugin' && typeof source.plugin === 'string') plugins.set(source.plugin, [...(plugins.get(source.plugin) ?? []), event.seq])
+    if (event.type !== 'user/message' || source?.kind !== 'plugin' || typeof source.plugin !== 'string') continue
+    const seqs = plugins.get(source.plugin)
+    if (seqs === undefined) plugins.set(source.plugin, [event.seq])
+    else seqs.push(event.seq)
   }
   return {
     length: state.length,

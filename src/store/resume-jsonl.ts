@@ -11,11 +11,10 @@ import { LogGrammar } from '../session/log-grammar.js'
 import { foldOfCheckpoint, lazyPrefixOf, resumeFoldOf, ResumeFoldTracker, type ResumeFoldState } from '../session/resume-fold.js'
 import { Session, type SessionHeader } from '../session/session.js'
 import type { VerifiedLog } from '../session/verified-log.js'
-import { freezeParsed } from './chunk-runs.js'
 import { ContentDigest, type ContentWitness } from './content-witness.js'
 import { judgeRecords, LogJudgement, type CommittedEvidence } from './log-judgement.js'
 import { LogLoader } from './log-loader.js'
-import { encodeCheckpoint, fileIdentityOf, foldText, lineDigest, parseCheckpoint, type ResumeCheckpoint } from './resume-checkpoint.js'
+import { encodeCheckpoint, fileIdentityOf, foldText, frozenFoldOf, lineDigest, parseCheckpoint, type ResumeCheckpoint } from './resume-checkpoint.js'
 import type { SessionDigest } from './session-digest.js'
 import { loadSessionFile, scanSessionFile } from './session-file.js'
 
@@ -220,7 +219,7 @@ export function openFromCheckpoint(options: CheckpointOpenOptions): CheckpointOp
 
 function continueFromCheckpoint(options: CheckpointOpenOptions, checkpoint: ResumeCheckpoint, bytes: Buffer, unchecked: readonly ContentWitness[] | undefined): Omit<CheckpointOpen, 'content' | 'committedBytes' | 'hashed'> | undefined {
   const { path, id, knownTypes } = options
-  const fold = frozenFold(checkpoint.fold)
+  const fold = frozenFoldOf(checkpoint.fold)
   const at = checkpoint.anchor.at
   let header: SessionHeader | undefined
   const prefix = lazyPrefixOf(fold, () => {
@@ -290,11 +289,6 @@ function loadCheckpointPrefix(read: PrefixRead): { readonly log: EventLog; reado
     throw new HarnessError(`${path}: its first ${at} bytes no longer fold to what its resume checkpoint recorded; delete ${checkpointPathOf(join(path, '..'), id)} and open the session again`, 'SESSION_CORRUPT')
   }
   return { log: loaded.verified, digest }
-}
-
-// Parsed JSON made what a loaded log holds: deep-frozen events and messages.
-function frozenFold(fold: ResumeFoldState): ResumeFoldState {
-  return freezeParsed(fold)
 }
 
 function readAt(fd: number, position: number, length: number): Buffer {

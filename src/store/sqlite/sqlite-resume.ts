@@ -9,9 +9,8 @@ import type { SessionEvent } from '../../session/events.js'
 import { foldOfCheckpoint, lazyPrefixOf, resumeFoldOf, ResumeFoldTracker, type ResumeFoldState } from '../../session/resume-fold.js'
 import { Session, type SessionHeader } from '../../session/session.js'
 import type { VerifiedLog } from '../../session/verified-log.js'
-import { freezeParsed } from '../chunk-runs.js'
 import { LogLoader } from '../log-loader.js'
-import { encodeCheckpoint, foldText, lineDigest, parseCheckpoint, RESUME_CHECKPOINT_VERSION, type ResumeCheckpoint } from '../resume-checkpoint.js'
+import { encodeCheckpoint, foldText, frozenFoldOf, lineDigest, parseCheckpoint, RESUME_CHECKPOINT_VERSION, type ResumeCheckpoint } from '../resume-checkpoint.js'
 import type { DigestFields } from '../session-digest.js'
 import { validateStoredLog } from '../stored-log.js'
 
@@ -93,7 +92,7 @@ export function loadFromCheckpoint(rows: SqliteRows, id: string, header: Session
     if (at !== checkpoint.fold.length - 1) return undefined
     const anchor = db.prepare('SELECT line FROM events WHERE session_id = ? AND seq = ?').pluck().get(id, at) as string | undefined
     if (anchor === undefined || Buffer.byteLength(anchor, 'utf8') !== lineBytes || lineDigest(anchor) !== sha256) return undefined
-    const fold = freezeParsed(checkpoint.fold)
+    const fold = frozenFoldOf(checkpoint.fold)
     const prefix = lazyPrefixOf(fold, () => loadPrefix(rows, id, fold, header))
     const loader = new LogLoader(prefix)
     readRowsInto(db, path, id, fold.length, Number.MAX_SAFE_INTEGER, loader, [])
