@@ -131,9 +131,9 @@ export function foldText(fold: ResumeFoldState): string {
 
 /**
  * A parsed checkpoint's fold made what a loaded log holds: its kept events, inbox and turn input deep-frozen. The
- * surface's node list stays a plain array, read only by `Surface.restore`, which copies it: a frozen array of tens
- * of thousands of seqs makes V8 copy it element by element (about 20 ms of a resume at 62,600 messages, against
- * well under 1 ms for the plain array), and nothing else ever sees it.
+ * surface's node list stays a plain array that nothing writes to (`Surface.restore` copies it, {@link foldText}
+ * reads it): a frozen array of tens of thousands of seqs makes V8 copy it element by element (about 20 ms of a
+ * resume at 62,600 messages, against well under 1 ms for the plain array).
  * @internal
  */
 export function frozenFoldOf(fold: ResumeFoldState): ResumeFoldState {
